@@ -1,0 +1,262 @@
+"""The command line: parse → context → engine → render → exit code. Nothing else lives here.
+
+Start-up speed matters (a doctor is run when things are already slow), so this module imports only typer
+at the top; the engine, httpx, rich consoles, psutil and the checks load inside the commands that use them.
+Domain errors become exit codes here and only here (see `exitcodes.py` and the README).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from capdoctor import __version__
+from capdoctor.exitcodes import ExitCode
+
+app = typer.Typer(
+    name="capdoctor",
+    help="Tell why your LLM API or AI coding tool says 'Selected model is at capacity' — and what to do.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+Provider = Annotated[str | None, typer.Option(help="openai, anthropic, gemini or openai-compatible.",
+                                              rich_help_panel="Target")]
+BaseUrl = Annotated[str | None, typer.Option("--base-url", help="What the provider's SDK takes as base URL.",
+                                             rich_help_panel="Target")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="The model your client uses.", rich_help_panel="Target")]
+AltModels = Annotated[list[str] | None, typer.Option("--alt-model", help="An alternative model to try (repeatable).",
+                                                     rich_help_panel="Target")]
+KeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="The NAME of the variable holding the key.",
+                                            rich_help_panel="Target")]
+LogOpt = Annotated[list[Path] | None, typer.Option("--log", help="A log file or folder to scan (repeatable).",
+                                                   rich_help_panel="Target")]
+Timeout = Annotated[float, typer.Option(help="One deadline in seconds for the whole run.", min=1, max=600)]
+Only = Annotated[list[str] | None, typer.Option("--only", help="Run only these check ids (comma list).")]
+Skip = Annotated[list[str] | None, typer.Option("--skip", help="Skip these check ids (comma list).")]
+NoInference = Annotated[bool, typer.Option("--no-inference", help="Only calls that spend no tokens.")]
+JsonOut = Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout, nothing else.")]
+ReportOut = Annotated[Path | None, typer.Option("--report", help="Also write the report: .md, .json or .html.")]
+Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Show every finding and detail.")]
+RefUrl = Annotated[str | None, typer.Option("--reference-url", help="Neutral URL for the 'is the internet up' test.")]
+Since = Annotated[str | None, typer.Option("--since", help="Only log data newer than this (e.g. 7d, 12h).")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"capdoctor {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """capdoctor runs the triage a seasoned engineer would, cheap to expensive, and names the cause."""
+
+
+def _target(provider: str | None, base_url: str | None, model: str | None, alt_models: list[str] | None,
+            api_key_env: str | None, logs: list[Path] | None) -> Any:
+    from capdoctor.discovery import DiscoveryFlags, discover
+
+    flags = DiscoveryFlags(provider=provider, base_url=base_url, model=model, alt_models=tuple(alt_models or ()),
+                           api_key_env=api_key_env, logs=tuple(logs or ()))
+    return discover(flags, dict(os.environ), Path.home(), Path.cwd(), sys.platform)
+
+
+def _options(reference_url: str | None, since: str | None, logs: list[Path] | None) -> dict[str, Any]:
+    from capdoctor.discovery import load_options
+
+    options: dict[str, Any] = dict(load_options(Path.cwd(), Path.home(), dict(os.environ), sys.platform))
+    if reference_url:
+        options["reference_url"] = reference_url
+    if since:
+        options["since"] = since
+    if logs:
+        options["logs"] = [str(p) for p in logs]
+    return options
+
+
+def _run(request: Any, json_out: bool, report: Path | None, verbose: bool, header: str) -> int:
+    """Run a diagnosis, render it to stdout (and `report`), and return the verdict's exit code."""
+    from rich.console import Console
+
+    from capdoctor import engine, exitcodes, registry
+    from capdoctor.redact import redact_text
+    from capdoctor.render import for_path
+    from capdoctor.render import json as json_render
+    from capdoctor.render import terminal
+
+    writer = for_path(report) if report else None
+    checks = request.checks if request.checks is not None else registry.select(request.only, request.skip)
+    request.checks = checks
+    console = Console(highlight=False, soft_wrap=False)
+    ascii_only = (sys.stdout.encoding or "").lower().replace("-", "") not in ("utf8", "utf16")
+    live = not json_out and console.is_terminal
+    if live:
+        secrets = engine.env_secrets(request.env)
+        scrub = lambda text: redact_text(text, secrets, str(request.home))  # noqa: E731
+        with terminal.LiveChecklist(checks, console, header, ascii_only, scrub) as observer:
+            outcome = engine.diagnose(request, observer)
+    else:
+        outcome = engine.diagnose(request)
+    if json_out:
+        sys.stdout.write(json_render.render(outcome.report))
+    else:
+        terminal.render(outcome.report, console, verbose, ascii_only, header, checklist_shown=live)
+    if writer and report:
+        from capdoctor.report import write_atomic
+
+        write_atomic(report, writer(outcome.report))
+        if not json_out:
+            console.print(f"Report written to {report}")
+    return int(exitcodes.for_verdict(outcome.verdict.cause))
+
+
+def _request(target: Any, timeout: float, only: list[str] | None, skip: list[str] | None, no_inference: bool,
+             verbose: bool, options: dict[str, Any]) -> Any:
+    from capdoctor.engine import RunRequest
+
+    return RunRequest(target=target, env=dict(os.environ), home=Path.home(), cwd=Path.cwd(), timeout=timeout,
+                      only=only, skip=skip, no_inference=no_inference, verbose=verbose, options=options)
+
+
+def _validate(only: list[str] | None, skip: list[str] | None) -> None:
+    """Reject unknown check ids before any discovery or network work starts."""
+    from capdoctor.registry import select
+
+    select(only, skip)
+
+
+def _header(target: Any) -> str:
+    if target is None:
+        return f"capdoctor {__version__} — no provider target found (see `capdoctor config`)"
+    return f"capdoctor {__version__} — {target.provider} {target.model} at {target.base_url}"
+
+
+@app.command("checks")
+def checks_cmd() -> None:
+    """List the checks, in stage order: id, title, what it tells."""
+    from capdoctor.registry import all_checks
+
+    for check in all_checks():
+        print(f"{check.stage}  {check.id:<9} {check.title:<24} {check.description}")
+
+
+@app.command("diagnose")
+def diagnose_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
+                 alt_model: AltModels = None, api_key_env: KeyEnv = None, log: LogOpt = None,
+                 timeout: Timeout = 30.0, only: Only = None, skip: Skip = None, no_inference: NoInference = False,
+                 json_out: JsonOut = False, report: ReportOut = None, verbose: Verbose = False,
+                 reference_url: RefUrl = None, since: Since = None) -> None:
+    """Run every check, staged cheap to expensive, then print the verdict."""
+    _validate(only, skip)
+    target = _target(provider, base_url, model, alt_model, api_key_env, log)
+    request = _request(target, timeout, only, skip, no_inference, verbose, _options(reference_url, since, log))
+    raise typer.Exit(_run(request, json_out, report, verbose, _header(target)))
+
+
+@app.command("check")
+def check_cmd(check_id: Annotated[str, typer.Argument(metavar="ID", help="A check id (see `capdoctor checks`).")],
+              provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
+              alt_model: AltModels = None, api_key_env: KeyEnv = None, log: LogOpt = None,
+              timeout: Timeout = 30.0, no_inference: NoInference = False, json_out: JsonOut = False,
+              report: ReportOut = None, verbose: Verbose = False, reference_url: RefUrl = None,
+              since: Since = None) -> None:
+    """Run one check (and the verdict over it)."""
+    _validate([check_id], None)
+    target = _target(provider, base_url, model, alt_model, api_key_env, log)
+    request = _request(target, timeout, [check_id], None, no_inference, verbose,
+                       _options(reference_url, since, log))
+    raise typer.Exit(_run(request, json_out, report, verbose, _header(target)))
+
+
+@app.command("demo")
+def demo_cmd(scenario: Annotated[str, typer.Option(help="Simulator scenario (see `capdoctor simulate --help`).")]
+             = "capacity", timeout: Timeout = 30.0, json_out: JsonOut = False, report: ReportOut = None,
+             verbose: Verbose = False) -> None:
+    """Start the simulator on a free loopback port and diagnose against it (a self-test: exit 0 when right)."""
+    from capdoctor.demo import run_demo
+
+    raise typer.Exit(run_demo(scenario, timeout, json_out, report, verbose, _run))
+
+
+@app.command("simulate")
+def simulate_cmd(scenario: Annotated[str, typer.Option(help="Scenario to serve.")] = "capacity",
+                 host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+                 port: Annotated[int, typer.Option(help="Port (0 picks a free one).", min=0, max=65535)] = 0,
+                 ) -> None:
+    """Serve the provider simulator until Ctrl-C: point your own retry/fallback code at it."""
+    from capdoctor.demo import scenario_or_error
+    from capdoctor.simulator.server import serve
+
+    scenario_or_error(scenario)
+    serve(scenario, host, port, lambda line: print(line, flush=True))
+
+
+@app.command("config")
+def config_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
+               alt_model: AltModels = None, api_key_env: KeyEnv = None,
+               json_out: JsonOut = False) -> None:
+    """Show the target as discovered, with where each value came from (secrets redacted)."""
+    from capdoctor.demo import print_config
+
+    target = _target(provider, base_url, model, alt_model, api_key_env, None)
+    raise typer.Exit(print_config(target, json_out))
+
+
+@app.command("logs")
+def logs_cmd(paths: Annotated[list[str], typer.Argument(help="Files, folders (recursive), .gz/.zst, or - for stdin.")],
+             json_out: JsonOut = False, since: Since = None, verbose: Verbose = False) -> None:
+    """Scan logs for known failure signatures and judge the cause from them."""
+    from capdoctor.logscan.command import logs_command
+
+    raise typer.Exit(logs_command(paths, json_out, since, verbose, sys.stdout, sys.stderr))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app, turning every error into one stderr line and a documented exit code."""
+    try:  # typer >= 0.26 vendors click; older releases depend on it
+        from typer._click import exceptions as click_exc
+    except ImportError:  # pragma: no cover - depends on the installed typer
+        from click import exceptions as click_exc  # type: ignore[no-redef]
+
+    from capdoctor.errors import CapdoctorError, UsageError
+
+    try:
+        code = app(args=argv, prog_name="capdoctor", standalone_mode=False)
+    except click_exc.NoArgsIsHelpError:
+        code = 0  # no arguments: help was printed
+    except click_exc.ClickException as exc:
+        print(f"capdoctor: error: {exc.format_message()} (see capdoctor --help)", file=sys.stderr)
+        code = ExitCode.USAGE
+    except typer.Abort:
+        print("capdoctor: interrupted", file=sys.stderr)
+        code = 130
+    except UsageError as exc:
+        print(f"capdoctor: error: {exc}", file=sys.stderr)
+        code = ExitCode.USAGE
+    except CapdoctorError as exc:
+        print(f"capdoctor: {exc}", file=sys.stderr)
+        code = ExitCode.INTERNAL
+    except KeyboardInterrupt:
+        print("capdoctor: interrupted", file=sys.stderr)
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, no traceback
+        if os.environ.get("CAPDOCTOR_DEBUG"):
+            raise
+        from capdoctor.redact import redact_text
+
+        print(f"capdoctor: internal error: {type(exc).__name__}: {redact_text(str(exc))} "
+              "(please report; set CAPDOCTOR_DEBUG=1 for a traceback)", file=sys.stderr)
+        code = ExitCode.INTERNAL
+    sys.exit(int(code) if isinstance(code, int) else 0)

@@ -1,0 +1,112 @@
+"""`capdoctor demo` and `capdoctor config`: the glue behind two commands, kept out of `cli.py`.
+
+The demo starts the simulator on a free loopback port, points a target at it, runs the full diagnosis and
+compares the verdict with the scenario's known cause: it is a demonstration and a self-test at once, and
+it needs no key and no internet. The demo's environment drops the user's proxy variables and provider keys:
+the simulated provider lives on loopback, and the user's own setup must not decide a self-test.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from capdoctor.errors import UsageError
+
+DEMO_DROPPED_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                    "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY",
+                    "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_HOST")
+TARGET_PROVIDER = {"ollama": "openai-compatible", "openrouter": "openai-compatible"}
+"""Simulator shapes that a client reaches through the OpenAI-compatible adapter."""
+
+
+def scenario_or_error(name: str) -> Any:
+    """The simulator scenario called `name`, or a usage error listing the known ones."""
+    from capdoctor.simulator.scenarios import SCENARIOS
+
+    if name not in SCENARIOS:
+        raise UsageError(f"unknown scenario {name!r}; known: {', '.join(sorted(SCENARIOS))}")
+    return SCENARIOS[name]
+
+
+def demo_env(environ: dict[str, str]) -> dict[str, str]:
+    """The user's environment without proxy variables and provider keys (upper- and lower-case)."""
+    dropped = {n.lower() for n in DEMO_DROPPED_ENV}
+    return {k: v for k, v in environ.items() if k.lower() not in dropped}
+
+
+def run_demo(scenario: str, timeout: float, json_out: bool, report: Path | None, verbose: bool,
+             run: Callable[[Any, bool, Path | None, bool, str], int]) -> int:
+    """Diagnose against the simulator; 0 when the verdict matches the scenario's known cause, else 1."""
+    from capdoctor import __version__
+    from capdoctor.context import Target
+    from capdoctor.engine import RunRequest
+    from capdoctor.exitcodes import ExitCode, for_verdict
+    from capdoctor.simulator.server import Simulator
+
+    sc = scenario_or_error(scenario)
+    shape = getattr(sc, "provider", "openai")
+    with Simulator(scenario=scenario) as sim:
+        base_url = sim.base_url("openai-compatible" if shape == "ollama" else shape)
+        target = Target(
+            provider=TARGET_PROVIDER.get(shape, shape),
+            base_url=base_url,
+            model=sc.primary_model,
+            alt_models=tuple(sc.alt_models),
+            sources={"provider": "demo scenario", "base_url": "demo simulator", "model": "demo scenario"},
+        )
+        options = {
+            "status_url": sim.status_url,
+            "reference_url": sim.url + "/cdn-cgi/trace",
+            "ollama_url": sim.base_url("ollama"),
+            "discover_logs": False,
+            "demo": True,
+        }
+        request = RunRequest(target=target, env=demo_env(dict(os.environ)), home=Path.home(), cwd=Path.cwd(),
+                             timeout=timeout, verbose=verbose, options=options)
+        header = f"capdoctor {__version__} demo — scenario '{scenario}': {sc.description}"
+        code = run(request, json_out, report, verbose, header)
+    expected = for_verdict(sc.expected_cause)
+    if code == expected:
+        if not json_out:
+            print(f"demo: verdict matches the scenario's known cause ({sc.expected_cause}).")
+        return int(ExitCode.OK)
+    print(f"demo: expected verdict {sc.expected_cause!r} (exit {int(expected)}), got exit {code}",
+          file=sys.stderr)
+    return int(ExitCode.INTERNAL)
+
+
+def print_config(target: Any, json_out: bool) -> int:
+    """Print the discovered target and where each value came from; secrets are never shown."""
+    import json
+
+    from capdoctor.discovery import describe
+    from capdoctor.engine import env_secrets
+    from capdoctor.redact import redact
+
+    env = dict(os.environ)
+    described = describe(target, env, Path.home(), Path.cwd(), sys.platform)
+    shown = redact(described, env_secrets(env), str(Path.home()))
+    if json_out:
+        print(json.dumps(shown, indent=2, ensure_ascii=False, default=str))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="capdoctor config", show_lines=False)
+    table.add_column("setting")
+    table.add_column("value")
+    table.add_column("source", style="dim")
+    for key, row in (shown.get("settings") or {}).items():
+        if isinstance(row, dict):
+            table.add_row(key, str(row.get("value", "")), str(row.get("source", "")))
+        else:
+            table.add_row(key, str(row), "")
+    console = Console(highlight=False)
+    console.print(table)
+    for line in shown.get("findings") or []:
+        console.print(f"! {line.get('message', line) if isinstance(line, dict) else line}")
+    return 0

@@ -1,0 +1,78 @@
+"""The engine: one diagnosis run, from a target and options to results, a verdict and a redacted report.
+
+The CLI calls `diagnose` (for `diagnose`, `check` and `demo` alike); it builds the context, picks the checks,
+runs them under one deadline, decides and builds the report. It never prints: progress goes to the observer
+the caller passes, and presentation is the renderers' job.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from capdoctor.check import Check
+from capdoctor.context import Context, Target
+from capdoctor.model import CheckResult, Verdict
+from capdoctor.runner import Observer, run_checks
+
+SECRET_ENV_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|COOKIE|CREDENTIAL)", re.IGNORECASE)
+
+
+def env_secrets(env: Mapping[str, str]) -> list[str]:
+    """Values of environment variables whose names say they hold secrets: scrubbed from every output."""
+    return [v for k, v in env.items() if SECRET_ENV_NAME.search(k) and len(v) >= 8]
+
+
+@dataclass
+class RunRequest:
+    """What to diagnose and how: everything the CLI parsed, nothing it printed."""
+
+    target: Target | None
+    env: Mapping[str, str]
+    home: Path
+    cwd: Path
+    timeout: float = 30.0
+    only: list[str] | None = None
+    skip: list[str] | None = None
+    no_inference: bool = False
+    verbose: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+    checks: Sequence[Check] | None = None
+
+
+@dataclass
+class RunOutcome:
+    """The results in stage order, the verdict over them, and the redacted report dict."""
+
+    results: list[CheckResult]
+    verdict: Verdict
+    report: dict[str, Any]
+
+
+def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcome:
+    """Run the selected checks under one deadline and decide; raises `UsageError` for unknown check ids."""
+    from capdoctor import registry
+    from capdoctor.report import build
+    from capdoctor.verdict import decide
+
+    checks = list(request.checks) if request.checks is not None else registry.select(request.only, request.skip)
+    ctx = Context(
+        env=request.env,
+        home=request.home,
+        cwd=request.cwd,
+        target=request.target,
+        deadline=time.monotonic() + request.timeout,
+        no_inference=request.no_inference,
+        verbose=request.verbose,
+        options=dict(request.options),
+    )
+    results = run_checks(checks, ctx, observer)
+    verdict = decide(results)
+    report = build(
+        results, verdict, request.target, ctx.now(), secrets=env_secrets(request.env), home=str(request.home)
+    )
+    return RunOutcome(results, verdict, report)

@@ -1,0 +1,95 @@
+"""The one redaction pass: secrets never leave capdoctor, in any renderer, report, log line or error message.
+
+Applied once, at the boundary (the report is redacted before any renderer sees it; error messages before they
+are printed). It removes: API keys by shape (`sk-…`, `sk-ant-…`, `sk-proj-…`, `AIza…`, OpenRouter `sk-or-…`,
+GitHub/HF/Slack-style tokens), bearer/basic credentials, the values of secret-bearing headers and JSON fields
+(Authorization, x-api-key, api-key, cookie, set-cookie, proxy-authorization, x-goog-api-key…), URL userinfo and
+secret query parameters, and any exact secret value the caller knows (the key read from the environment).
+It also shortens the user's home directory to `~`, since support reports are shared.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+MASK = "<redacted>"
+
+SECRET_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie", "set-cookie",
+    "x-auth-token", "x-access-token", "openai-api-key", "anthropic-api-key", "x-openai-api-key",
+    "api_key", "apikey", "access_token", "refresh_token", "id_token", "token", "password", "secret",
+    "client_secret", "auth_token", "session_token",
+})
+"""Header and field names whose *value* is always secret, whatever it looks like (compared lower-case)."""
+
+_KEY_SHAPES = (
+    r"sk-ant-[A-Za-z0-9_\-]{8,}",
+    r"sk-(?:proj|or|svcacct|admin|live|test)-[A-Za-z0-9_\-]{8,}",
+    r"sk-[A-Za-z0-9_\-]{16,}",
+    r"AIza[0-9A-Za-z_\-]{20,}",
+    r"gh[pousr]_[A-Za-z0-9]{20,}",
+    r"github_pat_[A-Za-z0-9_]{20,}",
+    r"hf_[A-Za-z0-9]{20,}",
+    r"xox[abprs]-[A-Za-z0-9\-]{10,}",
+    r"eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{5,}",  # JWTs (OAuth access tokens)
+)
+_KEY_RE = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(_KEY_SHAPES) + r")")
+# A credential after an auth scheme has a digit in it; "basic authentication" is prose, not a secret.
+_SCHEME_RE = re.compile(r"\b(Bearer|Basic)\s+(?=[A-Za-z._~+/=\-]*\d)[A-Za-z0-9._~+/=\-]{6,}", re.IGNORECASE)
+_names = "|".join(re.escape(h) for h in sorted(SECRET_HEADERS, key=len, reverse=True))
+# `Authorization: xyz`, `"x-api-key": "xyz"`, `api_key=xyz`, `'cookie': 'a=b; c=d'`
+_FIELD_RE = re.compile(
+    r"(?P<name>[\"']?(?:" + _names + r")[\"']?)(?P<sep>\s*[:=]\s*)"
+    r"(?P<value>\"[^\"]*\"|'[^']*'|(?:(?:Bearer|Basic|Token)\s+)?[^\s,;}&\"']+(?:;\s*[^\s,;}&\"']+=[^\s,;}&\"']*)*)",
+    re.IGNORECASE,
+)
+_USERINFO_RE = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/\s:@]+(?::[^/\s@]*)?)@")
+_QUERY_SECRET_RE = re.compile(
+    r"(?P<name>[?&](?:key|api[_-]?key|token|access_token|auth|sig|signature|password|secret)=)[^&#\s\"']+",
+    re.IGNORECASE,
+)
+
+
+def _mask_field(match: re.Match[str]) -> str:
+    value = match.group("value")
+    quote = value[0] if value[:1] in ("'", '"') else ""
+    return f"{match.group('name')}{match.group('sep')}{quote}{MASK}{quote}"
+
+
+def redact_text(text: str, secrets: Iterable[str] = (), home: str | None = None) -> str:
+    """`text` with every secret masked; `secrets` are exact values to remove too; `home` becomes `~`."""
+    for secret in sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    text = _USERINFO_RE.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
+    text = _FIELD_RE.sub(_mask_field, text)
+    text = _SCHEME_RE.sub(lambda m: f"{m.group(1)} {MASK}", text)
+    text = _KEY_RE.sub(MASK, text)
+    text = _QUERY_SECRET_RE.sub(lambda m: f"{m.group('name')}{MASK}", text)
+    if home and len(home) > 1:
+        text = re.sub(re.escape(home.rstrip("/\\")) + r"(?=[/\\]|$|\W)", "~", text)
+    return text
+
+
+def redact(obj: Any, secrets: Iterable[str] = (), home: str | None = None) -> Any:
+    """A deep copy of `obj` (dicts, lists, tuples, strings) with every string redacted.
+
+    Mapping entries whose key names a secret header or field lose their value entirely, whatever its shape.
+    """
+    secret_list = tuple(secrets)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact_text(value, secret_list, home)
+        if isinstance(value, Mapping):
+            return {
+                k: (MASK if isinstance(k, str) and k.lower() in SECRET_HEADERS and value[k] not in (None, "", False)
+                    else walk(v))
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [walk(v) for v in value]
+        return value
+
+    return walk(obj)

@@ -1,0 +1,215 @@
+"""The verdict: one pure function from check results to a named cause, a confidence and next steps.
+
+This is the only place where capacity vs quota vs account vs network vs hardware vs client is decided.
+`decide` does no I/O, reads no clock and imports nothing heavy, so it is tested exhaustively with hand-written
+result lists (contradictory ones included) and reused unchanged by the log scanner.
+
+How it weighs: every finding adds its strength's weight to its cause (`against` subtracts). One check's
+contribution to one cause is capped, so a check that lists many similar findings cannot outvote the rest.
+When some cause has strong evidence, a cause backed only by weak hints is discounted: a strong, direct
+observation (the lighter model works) beats a pile of circumstantial ones. The triage knowledge of the source
+articles lives in the checks that observe (e.g. `models` turns "switching the model fixes it" into strong
+capacity evidence); the verdict only weighs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from capdoctor.model import (
+    INCONCLUSIVE,
+    NONE,
+    Cause,
+    CheckResult,
+    Finding,
+    NextStep,
+    Status,
+    Strength,
+    Verdict,
+)
+
+WEIGHTS: dict[Strength, float] = {
+    Strength.STRONG: 3.0,
+    Strength.MODERATE: 2.0,
+    Strength.WEAK: 1.0,
+    Strength.CONTEXT: 0.0,
+    Strength.AGAINST: -1.5,
+}
+"""How much one finding of each strength counts for its cause."""
+
+PER_CHECK_CAP = 4.5
+"""The most one check can add to one cause (1.5 strong findings)."""
+
+WEAK_ONLY_DISCOUNT = 0.5
+"""Factor applied to a cause backed only by weak findings when another cause has a strong one."""
+
+CONFIDENCE_SCALE = 2.5
+"""Evidence mass at which confidence reaches 1 - 1/e (~0.63) before the share is applied."""
+
+MIN_CONFIDENCE = 0.35
+"""Below this the verdict is `inconclusive`."""
+
+CLOSE_CALL = 0.8
+"""If the runner-up reaches this share of the winner's score, the evidence is contradictory."""
+
+
+@dataclass(frozen=True)
+class CauseText:
+    """What the verdict says for one cause: a summary sentence and the generic next steps."""
+
+    summary: str
+    steps: tuple[NextStep, ...]
+
+
+CAUSE_TEXT: dict[str, CauseText] = {
+    Cause.CAPACITY.value: CauseText(
+        "The provider's model is saturated or in an incident: the failure is on their side, not in your setup.",
+        (
+            NextStep("Switch to a lighter or alternative model for now; switch back later."),
+            NextStep("Retry with exponential backoff and jitter, honouring Retry-After; do not hammer the API."),
+            NextStep("Configure a fallback pool (primary model plus a backup) so failures degrade instead of stop."),
+            NextStep("Move batch and long-running jobs off-peak, and lower your concurrency."),
+            NextStep("Watch the provider's status page for the incident to clear."),
+        ),
+    ),
+    Cause.QUOTA.value: CauseText(
+        "Your account's quota, credits or rate limit is exhausted: the provider is fine, your allowance is not.",
+        (
+            NextStep("Check usage and billing in the provider's console; add credits or raise the limit."),
+            NextStep("Wait for the reset time shown by the quota check before retrying; do not retry in a loop."),
+            NextStep("Lower the request rate and concurrency (fewer parallel sessions on one key)."),
+        ),
+    ),
+    Cause.ACCOUNT.value: CauseText(
+        "Your account or key is being refused (invalid key, permission, region, or account-level throttling).",
+        (
+            NextStep("Verify the key and its project/organisation permissions; create a fresh key if in doubt."),
+            NextStep("Sign out of every session and device, wait, then sign in again on one machine only."),
+            NextStep("Stop sharing the account across devices, scripts or relays; keep one stable egress location."),
+            NextStep("If it persists, contact the provider's support with the request ids from this report."),
+        ),
+    ),
+    Cause.NETWORK.value: CauseText(
+        "The path between you and the provider is failing (proxy, TUN, DNS, TLS interception, resets or timeouts).",
+        (
+            NextStep("Compare paths: run the same request direct and through your proxy (or on a phone hotspot).",
+                     "capdoctor check paths"),
+            NextStep("Fix the proxy mode: switch TUN to system-proxy mode (or back), update the proxy client."),
+            NextStep("Remove stale proxy variables from your shell profile and the clients' .env files."),
+            NextStep("Pin one stable exit node; avoid switching nodes during long streams."),
+        ),
+    ),
+    Cause.HARDWARE.value: CauseText(
+        "The local model does not fit this machine: GPU memory or RAM is exhausted.",
+        (
+            NextStep("Use a smaller quantization (e.g. Q4 instead of Q8) or a smaller model."),
+            NextStep("Shorten the context window and lower the batch size."),
+            NextStep("Stop other processes holding GPU memory; for vLLM lower --gpu-memory-utilization."),
+        ),
+    ),
+    Cause.CLIENT.value: CauseText(
+        "The client is outdated or misconfigured (old version, wrong model name, stale base URL).",
+        (
+            NextStep("Upgrade the client to the latest release."),
+            NextStep("Check the model name against the provider's model list; fix typos and retired names."),
+            NextStep("Check the base URL and key variable in the client's config and your shell environment.",
+                     "capdoctor config"),
+        ),
+    ),
+}
+
+NONE_TEXT = CauseText(
+    "No problem found: every check that could run passed.",
+    (
+        NextStep("If the error comes back, run capdoctor while it happens and attach the report to your ticket.",
+                 "capdoctor diagnose --report capdoctor-report.md"),
+    ),
+)
+
+
+def _weight(finding: Finding) -> float:
+    return WEIGHTS[finding.strength]
+
+
+def score(results: Sequence[CheckResult]) -> dict[str, float]:
+    """Evidence per cause: capped per check, with weak-only causes discounted when another cause is strong."""
+    totals = {c.value: 0.0 for c in Cause}
+    strongest = {c.value: 0.0 for c in Cause}
+    for result in results:
+        per_check = {c.value: 0.0 for c in Cause}
+        for finding in result.findings:
+            per_check[finding.cause.value] += _weight(finding)
+            strongest[finding.cause.value] = max(strongest[finding.cause.value], _weight(finding))
+        for cause, value in per_check.items():
+            totals[cause] += min(value, PER_CHECK_CAP)
+    any_strong = {c for c, w in strongest.items() if w >= WEIGHTS[Strength.STRONG]}
+    for cause in totals:
+        if any_strong - {cause} and strongest[cause] <= WEIGHTS[Strength.WEAK]:
+            totals[cause] *= WEAK_ONLY_DISCOUNT
+    return {c: max(0.0, v) for c, v in totals.items()}
+
+
+def _evidence(results: Sequence[CheckResult], cause: str, limit: int = 5) -> list[tuple[Finding, str]]:
+    rows = [(f, r.id) for r in results for f in r.findings if f.cause.value == cause and _weight(f) > 0]
+    rows.sort(key=lambda row: -_weight(row[0]))
+    return rows[:limit]
+
+
+def _steps(findings: Sequence[Finding], generic: Sequence[NextStep], limit: int = 6) -> tuple[NextStep, ...]:
+    out: list[NextStep] = []
+    for step in [s for f in findings for s in f.next_steps] + list(generic):
+        if step.text not in {s.text for s in out}:
+            out.append(step)
+    return tuple(out[:limit])
+
+
+def decide(results: Sequence[CheckResult]) -> Verdict:
+    """Weigh every finding of `results` and name the cause (or `none` / `inconclusive`)."""
+    scores = score(results)
+    ranking = tuple(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
+    top_cause, top = ranking[0]
+    runner_up = ranking[1][1]
+    total = sum(scores.values())
+
+    if top <= 0:
+        ran = [r for r in results if r.status is not Status.SKIP]
+        broken = [r for r in ran if r.status in (Status.FAIL, Status.ERROR)]
+        if ran and not broken:
+            return Verdict(NONE, 1.0 - 0.5 ** len(ran), NONE_TEXT.summary, ranking, (), NONE_TEXT.steps)
+        why = (
+            "nothing could be checked (every check was skipped)"
+            if not ran
+            else f"{len(broken)} check(s) failed or broke without pointing at a cause"
+        )
+        return Verdict(
+            INCONCLUSIVE, 0.0, f"Inconclusive: {why}.", ranking, tuple(f"{r.id}: {r.summary}" for r in broken),
+            (NextStep("Run the failing checks alone with -v to see what they hit.", "capdoctor check ID -v"),
+             *NONE_TEXT.steps),
+        )
+
+    share = top / total
+    confidence = share * (1.0 - math.exp(-top / CONFIDENCE_SCALE))
+    evidence = _evidence(results, top_cause)
+    evidence_lines = tuple(f"[{check}] {f.message}" for f, check in evidence)
+    text = CAUSE_TEXT[top_cause]
+    contradictory = runner_up >= CLOSE_CALL * top
+    if confidence < MIN_CONFIDENCE or contradictory:
+        second = ranking[1][0] if contradictory else top_cause
+        others = _evidence(results, second, 2) if contradictory else []
+        return Verdict(
+            INCONCLUSIVE,
+            confidence,
+            f"Inconclusive: the evidence points at {top_cause}"
+            + (f" and {second} about equally" if contradictory else ", but only weakly")
+            + ". Run again while the error is happening.",
+            ranking,
+            evidence_lines + tuple(f"[{c}] {f.message}" for f, c in others),
+            _steps([f for f, _ in evidence] + [f for f, _ in others],
+                   CAUSE_TEXT[top_cause].steps[:2] + (CAUSE_TEXT[second].steps[:2] if contradictory else ())),
+        )
+    return Verdict(
+        top_cause, confidence, text.summary, ranking, evidence_lines,
+        _steps([f for f, _ in evidence], text.steps),
+    )

@@ -1,0 +1,103 @@
+"""The verdict is a pure function: table-driven cases, contradictory ones included."""
+
+from __future__ import annotations
+
+import pytest
+
+from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength
+from capdoctor.verdict import decide, score
+
+C, S = Cause, Strength
+
+
+def res(cid: str, status: Status, *findings: tuple[Cause, Strength]) -> CheckResult:
+    return CheckResult(cid, cid.title(), 1, status, f"{cid} summary",
+                       tuple(Finding(c, s, f"{cid}: {c.value} {s.value}") for c, s in findings))
+
+
+CASES = [
+    # (description, results, expected cause)
+    ("switching the model fixes it → capacity",
+     [res("models", Status.FAIL, (C.CAPACITY, S.STRONG)), res("quota", Status.PASS, (C.QUOTA, S.AGAINST))],
+     "capacity"),
+    ("every model fails with insufficient_quota → quota",
+     [res("models", Status.FAIL, (C.QUOTA, S.STRONG)), res("quota", Status.FAIL, (C.QUOTA, S.MODERATE))], "quota"),
+    ("401 everywhere → account", [res("models", Status.FAIL, (C.ACCOUNT, S.STRONG))], "account"),
+    ("direct works, proxy fails → network",
+     [res("paths", Status.FAIL, (C.NETWORK, S.STRONG)), res("proxy", Status.WARN, (C.NETWORK, S.WEAK))], "network"),
+    ("local OOM → hardware", [res("hardware", Status.FAIL, (C.HARDWARE, S.STRONG))], "hardware"),
+    ("requires newer version → client", [res("models", Status.FAIL, (C.CLIENT, S.STRONG))], "client"),
+    ("all pass → none", [res("models", Status.PASS), res("paths", Status.PASS)], "none"),
+    ("everything skipped → inconclusive", [res("models", Status.SKIP)], "inconclusive"),
+    ("a check broke with no evidence → inconclusive",
+     [res("models", Status.ERROR), res("paths", Status.PASS)], "inconclusive"),
+    ("one weak hint only → inconclusive", [res("logs", Status.WARN, (C.CAPACITY, S.WEAK))], "inconclusive"),
+    ("strong capacity vs strong quota → inconclusive (contradictory)",
+     [res("models", Status.FAIL, (C.CAPACITY, S.STRONG)), res("logs", Status.WARN, (C.QUOTA, S.STRONG))],
+     "inconclusive"),
+    ("strong capacity beats a pile of weak quota hints",
+     [res("models", Status.FAIL, (C.CAPACITY, S.STRONG)),
+      res("logs", Status.WARN, (C.QUOTA, S.WEAK), (C.QUOTA, S.WEAK)),
+      res("client", Status.WARN, (C.QUOTA, S.WEAK))], "capacity"),
+    ("context findings weigh nothing",
+     [res("hardware", Status.WARN, (C.HARDWARE, S.CONTEXT)), res("models", Status.PASS)], "none"),
+    ("against evidence cancels a weak claim",
+     [res("logs", Status.WARN, (C.QUOTA, S.WEAK)), res("quota", Status.PASS, (C.QUOTA, S.AGAINST)),
+      res("models", Status.FAIL, (C.CAPACITY, S.STRONG))], "capacity"),
+    ("network strong + capacity moderate → network",
+     [res("paths", Status.FAIL, (C.NETWORK, S.STRONG), (C.NETWORK, S.MODERATE)),
+      res("status", Status.WARN, (C.CAPACITY, S.MODERATE))], "network"),
+    ("account throttling ranks account first, capacity second",
+     [res("models", Status.FAIL, (C.ACCOUNT, S.STRONG), (C.CAPACITY, S.WEAK)),
+      res("quota", Status.PASS, (C.QUOTA, S.AGAINST))], "account"),
+]
+
+
+@pytest.mark.parametrize(("description", "results", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_decide_table(description: str, results: list[CheckResult], expected: str) -> None:
+    verdict = decide(results)
+    assert verdict.cause == expected, (description, verdict)
+    assert 0.0 <= verdict.confidence <= 1.0
+    assert verdict.next_steps, "every verdict says what to do next"
+
+
+def test_one_check_cannot_outvote_others_by_repetition() -> None:
+    many_weak = res("logs", Status.WARN, *[(C.QUOTA, S.STRONG)] * 10)
+    assert score([many_weak])["quota"] == pytest.approx(4.5)
+
+
+def test_confidence_grows_with_agreeing_evidence() -> None:
+    one = decide([res("models", Status.FAIL, (C.CAPACITY, S.STRONG))])
+    two = decide([res("models", Status.FAIL, (C.CAPACITY, S.STRONG)), res("status", Status.WARN,
+                                                                          (C.CAPACITY, S.STRONG))])
+    assert two.confidence > one.confidence
+
+
+def test_contradiction_lowers_confidence() -> None:
+    clean = decide([res("models", Status.FAIL, (C.NETWORK, S.STRONG))])
+    mixed = decide([res("models", Status.FAIL, (C.NETWORK, S.STRONG)), res("logs", Status.WARN, (C.CLIENT, S.WEAK))])
+    assert mixed.cause == "network"
+    assert mixed.confidence < clean.confidence
+
+
+def test_evidence_and_specific_steps_come_first() -> None:
+    finding = Finding(C.NETWORK, S.STRONG, "direct works, HTTPS_PROXY path resets",
+                      next_steps=(NextStep("unset HTTPS_PROXY", "unset HTTPS_PROXY"),))
+    verdict = decide([CheckResult("paths", "Paths", 3, Status.FAIL, "x", (finding,))])
+    assert verdict.evidence[0] == "[paths] direct works, HTTPS_PROXY path resets"
+    assert verdict.next_steps[0].command == "unset HTTPS_PROXY"
+    assert len({s.text for s in verdict.next_steps}) == len(verdict.next_steps)
+
+
+def test_ranking_lists_every_cause_sorted() -> None:
+    verdict = decide([res("models", Status.FAIL, (C.ACCOUNT, S.STRONG), (C.CAPACITY, S.WEAK))])
+    causes = [c for c, _ in verdict.ranking]
+    assert sorted(causes) == sorted(c.value for c in Cause)
+    assert causes[0] == "account"
+    scores = [s for _, s in verdict.ranking]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_decide_is_pure() -> None:
+    results = [res("models", Status.FAIL, (C.CAPACITY, S.STRONG))]
+    assert decide(results) == decide(list(results))
