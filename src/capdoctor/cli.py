@@ -90,9 +90,8 @@ def _run(request: Any, json_out: bool, report: Path | None, verbose: bool, heade
 
     from capdoctor import engine, exitcodes, registry
     from capdoctor.redact import redact_text
-    from capdoctor.render import for_path
+    from capdoctor.render import for_path, terminal
     from capdoctor.render import json as json_render
-    from capdoctor.render import terminal
 
     writer = for_path(report) if report else None
     checks = request.checks if request.checks is not None else registry.select(request.only, request.skip)
@@ -226,7 +225,7 @@ def main(argv: list[str] | None = None) -> None:
     try:  # typer >= 0.26 vendors click; older releases depend on it
         from typer._click import exceptions as click_exc
     except ImportError:  # pragma: no cover - depends on the installed typer
-        from click import exceptions as click_exc  # type: ignore[no-redef]
+        from click import exceptions as click_exc  # type: ignore[no-redef,import-not-found,unused-ignore]
 
     from capdoctor.errors import CapdoctorError, UsageError
 
@@ -251,7 +250,7 @@ def main(argv: list[str] | None = None) -> None:
         code = 130
     except BrokenPipeError:
         code = 0
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, no traceback
+    except Exception as exc:
         if os.environ.get("CAPDOCTOR_DEBUG"):
             raise
         from capdoctor.redact import redact_text

@@ -94,7 +94,7 @@ def run_checks(
         obs.started(check)
         try:
             result = check.run(ctx)
-        except BaseException as exc:  # noqa: BLE001 - containment is the point
+        except BaseException as exc:
             result = _crash_result(check, exc)
         finish(check, result, t0)
 

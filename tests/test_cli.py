@@ -1,0 +1,104 @@
+"""The command-line contract: names, exit codes, one-line errors, JSON-only stdout, the demo self-test."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capdoctor import __version__
+from capdoctor.exitcodes import ExitCode, for_verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+STAGE_ORDER = ["models", "status", "paths", "proxy", "quota", "client", "hardware", "logs"]
+
+
+def test_exit_codes_are_pinned() -> None:
+    assert {e.name: int(e) for e in ExitCode} == {
+        "OK": 0, "INTERNAL": 1, "USAGE": 2, "CAPACITY": 3, "QUOTA": 4, "ACCOUNT": 5, "NETWORK": 6,
+        "HARDWARE": 7, "CLIENT": 8, "INCONCLUSIVE": 9,
+    }
+    assert for_verdict("none") == 0 and for_verdict("inconclusive") == 9 and for_verdict("capacity") == 3
+
+
+def test_readme_documents_every_exit_code() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for code in ExitCode:
+        assert re.search(rf"\|\s*{int(code)}\s*\|", readme), f"exit code {int(code)} missing from README"
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    commands = re.findall(r"```(?:sh|bash)\n(.*?)\n```", readme, re.S)
+    assert len(commands) >= 2
+    assert commands[1].strip() in ci
+
+
+def test_version(cli: Any) -> None:
+    proc = cli("--version")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"capdoctor {__version__}"
+
+
+def test_checks_lists_every_stage_in_order(cli: Any) -> None:
+    proc = cli("checks")
+    assert proc.returncode == 0
+    ids = [line.split()[1] for line in proc.stdout.splitlines() if line.strip()]
+    assert ids == STAGE_ORDER
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "nope"],
+    ["diagnose", "--only", "models,bogus"],
+    ["diagnose", "--bogus-flag"],
+    ["diagnose", "--timeout", "abc"],
+    ["demo", "--scenario", "no-such-scenario"],
+    ["diagnose", "--report", "out.txt", "--only", "proxy"],
+])
+def test_bad_input_is_one_line_and_exit_2(cli: Any, args: list[str], tmp_path: Path) -> None:
+    proc = cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and lines[0].startswith("capdoctor: error:")
+
+
+def test_json_mode_prints_only_json(cli: Any, tmp_path: Path) -> None:
+    proc = cli("diagnose", "--json", "--only", "proxy", cwd=tmp_path)
+    report = json.loads(proc.stdout)
+    assert report["schema"] == "capdoctor/report-v1"
+    assert [c["id"] for c in report["checks"]] == ["proxy"]
+    assert proc.returncode == for_verdict(report["verdict"]["cause"])
+
+
+def test_report_file_is_written(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "ticket.md"
+    proc = cli("diagnose", "--only", "proxy", "--report", str(out), cwd=tmp_path)
+    assert proc.returncode in (0, 6, 9), proc.stderr
+    assert out.read_text(encoding="utf-8").startswith("# capdoctor report")
+
+
+def test_demo_default_is_capacity_and_self_checks(cli: Any, tmp_path: Path) -> None:
+    proc = cli("demo", cwd=tmp_path, timeout=90)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Verdict: CAPACITY" in proc.stdout
+    assert "matches the scenario" in proc.stdout
+
+
+@pytest.mark.parametrize("scenario", ["quota", "auth", "healthy"])
+def test_demo_other_scenarios(cli: Any, tmp_path: Path, scenario: str) -> None:
+    proc = cli("demo", "--scenario", scenario, "--json", cwd=tmp_path, timeout=90)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, (report["verdict"], proc.stderr)
+
+
+def test_fake_key_never_printed(cli: Any, tmp_path: Path) -> None:
+    key = "sk-test-FAKEKEYabcdefghij0123456789"
+    proc = cli("demo", "--scenario", "auth", "-v", env={"OPENAI_API_KEY": key}, cwd=tmp_path, timeout=90)
+    assert key not in proc.stdout + proc.stderr
+    proc = cli("config", "--json", env={"OPENAI_API_KEY": key}, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert key not in proc.stdout + proc.stderr
