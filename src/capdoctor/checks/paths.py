@@ -1,0 +1,462 @@
+"""The `paths` check: compare the network paths to the provider (client path, direct, system proxy).
+
+Contract: for the target's base URL it measures every available path separately, each over a fresh
+connection, with one cheap GET of the model listing (never a call that spends tokens): DNS, connect, TLS,
+TTFB, total, status and error class per path, in `result.data["paths"]` (one row per path, the renderer draws
+them). It also reaches a neutral reference URL to tell "no internet" from "provider unreachable" (unless
+`CAPDOCTOR_NO_NETWORK_LOOKUPS=1` and no `reference_url` option is given), compares IPv4 with IPv6, reads the
+exit location from the provider edge's `/cdn-cgi/trace`, and names proxy-variable mistakes that break clients
+before any packet leaves. All probes run in parallel inside the run's deadline; the check never outlives it.
+It reads the environment only via `ctx.env`, never sends the API key, and never prints a proxy credential.
+The decision (`assess`) is a pure function over the measured rows, tested table-driven.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from capdoctor.check import Need
+from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
+
+if TYPE_CHECKING:
+    from capdoctor.context import Context
+    from capdoctor.model import CheckResult
+    from capdoctor.probes.net_proxyenv import ProxyIssue
+    from capdoctor.probes.net_timing import PathResult
+
+DEFAULT_REFERENCE_URL = "http://connectivitycheck.gstatic.com/generate_204"
+"""A well-known connectivity-check URL (answers 204, an HTML 200 means a captive portal)."""
+
+PATH_TIMEOUT_S = 10.0
+"""What one path may take at most (cut to the run's deadline)."""
+
+DEADLINE_MARGIN_S = 0.4
+"""Seconds kept back from the run's deadline so the check reports before the runner gives up on it."""
+
+SLOW_FACTOR = 3.0
+SLOW_MIN_EXTRA_MS = 500.0
+"""A phase is "far above" the others when it is SLOW_FACTOR× the best path and SLOW_MIN_EXTRA_MS more."""
+
+ISSUE_STRENGTH: Mapping[str, Strength] = {
+    "rejected_scheme": Strength.MODERATE,
+    "socks_unsupported": Strength.WEAK,
+    "empty_cancels": Strength.WEAK,
+    "case_conflict": Strength.WEAK,
+    "no_proxy_covers": Strength.CONTEXT,
+}
+"""How much each proxy-variable mistake weighs for `network` (strong when it breaks the client path itself)."""
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    """One path to measure: a display name, the raw proxy URL (None: direct), and whether the client uses it."""
+
+    name: str
+    proxy: str | None
+    client: bool = False
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The neutral reference probe: `checked` False with a reason, or per-path outcomes."""
+
+    url: str | None
+    checked: bool
+    reason: str | None = None
+    rows: tuple[PathResult, ...] = ()
+
+    @property
+    def reachable(self) -> bool | None:
+        """True when any path reached the reference, False when none did, None when not checked."""
+        if not self.checked:
+            return None
+        return any(r.ok for r in self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        """`result.data["reference"]`."""
+        return {"url": self.url, "checked": self.checked, "reason": self.reason, "reachable": self.reachable,
+                "paths": [r.to_row() for r in self.rows]}
+
+
+def models_url(base_url: str) -> str:
+    """The cheap GET for a base URL: its `models` listing (costs no tokens; any status proves reachability).
+
+    Userinfo, query and fragment are dropped: a key in `?key=` or `user:pass@` must never travel to a proxy
+    we are only testing, nor appear in the report.
+    """
+    p = urlsplit(base_url.strip())
+    netloc = p.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((p.scheme, netloc, p.path.rstrip("/") + "/models", "", ""))
+
+
+def plan_paths(env: Mapping[str, str], url: str, system_proxy: str | None,
+               system_source: str | None) -> list[PathSpec]:
+    """The paths to measure, client path first: env proxy (if the client uses one), direct, system proxy.
+
+    Why this order and dedupe: the user's client path is what failed for them; the others tell whether another
+    path would work. A system proxy equal to the env proxy is not measured twice.
+    """
+    from capdoctor.probes.net_proxyenv import effective_proxy, read_env_proxies
+
+    choice = effective_proxy(read_env_proxies(env), url)
+    specs: list[PathSpec] = []
+    if choice.url:
+        specs.append(PathSpec(f"env proxy ({choice.source})", choice.url, client=True))
+        specs.append(PathSpec("direct", None))
+    else:
+        specs.append(PathSpec("direct", None, client=True))
+    if system_proxy and system_proxy.rstrip("/") != (choice.url or "").rstrip("/"):
+        specs.append(PathSpec(f"system proxy ({system_source})", system_proxy))
+    return specs
+
+
+def _run_parallel(jobs: Sequence[tuple[str, Callable[[], Any]]], budget: float) -> dict[str, Any]:
+    """Run each job in a daemon thread and collect what finished within `budget` seconds."""
+    out: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def wrap(key: str, fn: Callable[[], Any]) -> None:
+        value = fn()
+        with lock:
+            out[key] = value
+
+    threads = [threading.Thread(target=wrap, args=(k, fn), daemon=True, name=f"path-{k}") for k, fn in jobs]
+    for t in threads:
+        t.start()
+    end = time.monotonic() + budget
+    for t in threads:
+        t.join(max(0.0, end - time.monotonic()))
+    with lock:
+        return dict(out)
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else (f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms")
+
+
+def describe(row: PathResult) -> str:
+    """One human line per path, httpstat-like: dns · connect · tls · ttfb · total · outcome."""
+    from capdoctor.probes.net_timing import ERROR_CLASSES
+
+    outcome = f"HTTP {row.status}" if row.ok else f"{ERROR_CLASSES.get(row.error_class or '', 'failed')}: {row.error}"
+    exit_ = f" · exit {row.exit_location}" if row.exit_location else ""
+    via = f" via {row.proxy}" if row.proxy else ""
+    return (f"{row.name}{via}: dns {_ms(row.dns_ms)} · connect {_ms(row.connect_ms)} · tls {_ms(row.tls_ms)} · "
+            f"ttfb {_ms(row.ttfb_ms)} · total {_ms(row.total_ms)} · {outcome}{exit_}")
+
+
+def _fix_steps(working: PathResult, host: str, proxy_var: str | None) -> tuple[NextStep, ...]:
+    """Remedies naming the path that works: drop or bypass a broken env proxy, or adopt the working one."""
+    if working.name == "direct" and proxy_var:
+        return (
+            NextStep(f"Use the direct path: the proxy in {proxy_var} is the problem (restart or fix the proxy "
+                     f"client, or switch its node).", f"unset {proxy_var}"),
+            NextStep(f"Or keep the proxy for other hosts but bypass it for {host}.",
+                     f'export NO_PROXY="${{NO_PROXY:+$NO_PROXY,}}{host}"'),
+        )
+    if working.proxy:
+        var = proxy_var or "HTTPS_PROXY"
+        return (NextStep(f"Use the path that works ({working.name}): point {var} at it.",
+                         f"export {var}={working.proxy}"),)
+    return (NextStep(f"Use the path that works: {working.name}."),)
+
+
+def assess(
+    rows: Sequence[PathResult],
+    client_name: str,
+    host: str,
+    reference: Reference,
+    issues: Sequence[ProxyIssue] = (),
+    families: Sequence[Mapping[str, Any]] = (),
+    proxy_var: str | None = None,
+) -> list[Finding]:
+    """The findings for measured paths. Pure: table-driven tests feed it hand-made rows.
+
+    Rules: the client path failing while another works is strong network evidence naming the path to use;
+    every path failing at connection level is strong network evidence (with the reference telling "no
+    internet" from "provider unreachable"); an HTML page where JSON was expected (captive portal, proxy error
+    page, block page) is strong; a phase far slower than on the other paths is a weak warning with numbers;
+    a reference failure while the provider answers is context only.
+    """
+    from capdoctor.probes.net_timing import ERROR_CLASSES
+
+    findings: list[Finding] = []
+    by_name = {r.name: r for r in rows}
+    client = by_name.get(client_name)
+    others = [r for r in rows if r.name != client_name]
+    if client is None:
+        return findings
+    # Errors read from a response already say what happened; exceptions need the class spelled out.
+    what = client.error if client.status is not None else \
+        f"{ERROR_CLASSES.get(client.error_class or '', 'failed')}: {client.error}"
+    base_data = {"path": client.name, "error_class": client.error_class, "status": client.status}
+    if client.ok:
+        for r in others:
+            if not r.ok:
+                findings.append(Finding(
+                    Cause.NETWORK, Strength.CONTEXT,
+                    f"{r.name} fails ({ERROR_CLASSES.get(r.error_class or '', 'failed')}) while your client's "
+                    f"path ({client.name}) works — keep using {client.name}",
+                    {"path": r.name, "error_class": r.error_class},
+                ))
+        findings.extend(_slow(client, [r for r in others if r.ok]))
+        if all(r.ok for r in rows):
+            findings.append(Finding(
+                Cause.NETWORK, Strength.AGAINST,
+                f"Every path reaches {host} ({', '.join(f'{r.name}: HTTP {r.status}' for r in rows)}): "
+                f"the network path is not what fails",
+                {"paths": [r.name for r in rows]},
+            ))
+    else:
+        working = [r for r in others if r.ok]
+        if working:
+            w = working[0]
+            findings.append(Finding(
+                Cause.NETWORK, Strength.STRONG,
+                f"Requests over {client.name} fail ({what}) while {w.name} reaches {host} "
+                f"(HTTP {w.status} in {_ms(w.total_ms)}): the path, not the provider, is the problem",
+                {**base_data, "working_path": w.name, "working_status": w.status},
+                _fix_steps(w, host, proxy_var),
+            ))
+        elif client.error_class in ("html", "captive_portal"):
+            portal = client.error_class == "captive_portal"
+            findings.append(Finding(
+                Cause.NETWORK, Strength.STRONG,
+                f"{'A captive portal' if portal else 'Something in the middle'} answered instead of {host}: "
+                f"{client.error}",
+                base_data,
+                (NextStep("Open a browser and log in to the network (hotel/airport/office Wi-Fi), then retry.")
+                 if portal else NextStep("Check the proxy/firewall in front of you; the page names it."),),
+            ))
+        else:
+            ref = reference.reachable
+            if ref is False:
+                tail = f"and the reference {reference.url} is unreachable too: this machine has no working internet"
+            elif ref is True:
+                tail = (f"while the reference {reference.url} answers: the internet works, but {host} is "
+                        f"unreachable from here (blocked, wrong address, or down)")
+            else:
+                tail = "(reference not checked)"
+            findings.append(Finding(
+                Cause.NETWORK, Strength.STRONG,
+                f"No path reaches {host}: " + "; ".join(
+                    f"{r.name}: {ERROR_CLASSES.get(r.error_class or '', 'failed')}" for r in rows) + f" {tail}",
+                {**base_data, "reference_reachable": ref},
+                (NextStep("Check the connection itself: another network (phone hotspot), VPN/proxy on or off."),
+                 NextStep(f"Confirm the base URL's host {host} is right and up.")),
+            ))
+    if client.ok and reference.reachable is False:
+        findings.append(Finding(
+            Cause.NETWORK, Strength.CONTEXT,
+            f"The reference {reference.url} is unreachable, but {host} answers: not a problem for this provider",
+            {"reference_url": reference.url},
+        ))
+    locations = {r.name: r.exit_location for r in rows if r.exit_location}
+    if len(set(locations.values())) > 1:
+        findings.append(Finding(
+            Cause.NETWORK, Strength.CONTEXT,
+            "The provider sees different exit locations per path: " + ", ".join(
+                f"{n} → {loc}" for n, loc in locations.items()) + " (region blocks follow the exit node)",
+            {"exit_locations": locations},
+        ))
+    findings.extend(_family_findings(families, host))
+    for issue in issues:
+        strength = ISSUE_STRENGTH.get(issue.kind, Strength.WEAK)
+        if issue.kind in ("rejected_scheme", "socks_unsupported") and client.error_class == "proxy_config" \
+                and proxy_var == issue.variable:
+            strength = Strength.STRONG
+        findings.append(Finding(
+            Cause.NETWORK, strength, issue.message, {"issue": issue.kind, "variable": issue.variable,
+                                                     **dict(issue.data)},
+            (NextStep(issue.fix, issue.command),),
+        ))
+    return findings
+
+
+def _slow(client: PathResult, others: Sequence[PathResult]) -> list[Finding]:
+    out: list[Finding] = []
+    for field_name, label in (("tls_ms", "TLS handshake"), ("ttfb_ms", "time to first byte")):
+        mine = getattr(client, field_name)
+        best = min((getattr(r, field_name) for r in others if getattr(r, field_name) is not None), default=None)
+        if mine is None or best is None:
+            continue
+        if mine >= SLOW_FACTOR * max(best, 1.0) and mine - best >= SLOW_MIN_EXTRA_MS:
+            fastest = min((r for r in others if getattr(r, field_name) is not None),
+                          key=lambda r: float(getattr(r, field_name)))
+            out.append(Finding(
+                Cause.NETWORK, Strength.WEAK,
+                f"{label} over {client.name} is {_ms(mine)} against {_ms(best)} over {fastest.name}",
+                {"path": client.name, "phase": field_name, "ms": mine, "best_ms": best, "best_path": fastest.name},
+                (NextStep(f"{fastest.name} is faster: consider using it, or switch the proxy's node."),),
+            ))
+    return out
+
+
+def _family_findings(families: Sequence[Mapping[str, Any]], host: str) -> list[Finding]:
+    fam = {f["family"]: f for f in families}
+    v4, v6 = fam.get("ipv4"), fam.get("ipv6")
+    if not v4 or not v6:
+        return []
+    if v4.get("error") is None and v6.get("error") is not None:
+        return [Finding(Cause.NETWORK, Strength.WEAK,
+                        f"{host} resolves to IPv6 too, but IPv6 connects fail ({v6['error']}) while IPv4 works: "
+                        f"clients that try IPv6 first can hang", {"families": list(families)},
+                        (NextStep("Disable IPv6 on this network, or fix its IPv6 route."),))]
+    if v6.get("error") is None and v4.get("error") is not None:
+        return [Finding(Cause.NETWORK, Strength.WEAK,
+                        f"IPv4 connects to {host} fail ({v4['error']}) while IPv6 works", {"families": list(families)})]
+    return []
+
+
+def reference_plan(ctx: Context) -> tuple[str | None, str | None]:
+    """(url, reason-not-checked): the option wins; `CAPDOCTOR_NO_NETWORK_LOOKUPS=1` disables the default."""
+    url = ctx.options.get("reference_url")
+    if url:
+        return str(url), None
+    if ctx.env.get("CAPDOCTOR_NO_NETWORK_LOOKUPS", "") not in ("", "0"):
+        return None, "not checked (CAPDOCTOR_NO_NETWORK_LOOKUPS=1)"
+    return DEFAULT_REFERENCE_URL, None
+
+
+def _families(addresses: Sequence[str], port: int, timeout: float) -> list[dict[str, Any]]:
+    from capdoctor.probes.net_timing import tcp_connect
+
+    v4 = next((a for a in addresses if ":" not in a), None)
+    v6 = next((a for a in addresses if ":" in a), None)
+    if not (v4 and v6):
+        return []
+    results = _run_parallel([(fam, lambda a=addr: tcp_connect(a, port, timeout))  # type: ignore[misc]
+                             for fam, addr in (("ipv4", v4), ("ipv6", v6))], timeout + 0.2)
+    out = []
+    for fam, addr in (("ipv4", v4), ("ipv6", v6)):
+        ms, err = results.get(fam, (None, f"timed out after {timeout:.1f} s"))
+        out.append({"family": fam, "address": addr, "connect_ms": ms, "error": err})
+    return out
+
+
+def client_verify(env: Mapping[str, str]) -> Any:
+    """The TLS verification a Python client of the user would use: `SSL_CERT_FILE`/`SSL_CERT_DIR` when set
+    (httpx honours them with trust_env), else httpx's default (certifi). Interception itself is the proxy
+    check's business; here a user's corporate CA must not make every path look broken."""
+    import ssl
+
+    cafile, capath = env.get("SSL_CERT_FILE"), env.get("SSL_CERT_DIR")
+    if not (cafile or capath):
+        return True
+    try:
+        return ssl.create_default_context(cafile=cafile or None, capath=capath or None)
+    except (OSError, ssl.SSLError):
+        return True
+
+
+class PathsCheck:
+    """Network paths: which way to the provider works, how fast, and where it exits."""
+
+    id = "paths"
+    title = "Network paths"
+    stage = 3
+    description = "compare direct, env-proxy and system-proxy paths to the provider: DNS/TCP/TLS/TTFB, errors, exit"
+    needs: frozenset[Need] = frozenset({Need.TARGET, Need.NETWORK})
+    after: tuple[str, ...] = ()
+
+    def run(self, ctx: Context) -> CheckResult:
+        """Measure every path in parallel within the deadline, then assess the rows."""
+        from capdoctor.probes.net_proxyenv import (
+            effective_proxy,
+            find_issues,
+            read_env_proxies,
+            redact_proxy_url,
+        )
+        from capdoctor.probes.net_sysproxy import read_system_proxy
+        from capdoctor.probes.net_timing import PathResult, probe_path, time_dns
+
+        if ctx.target is None:
+            return result_of(self, Status.SKIP, "no target: pass --base-url/--model")
+        url = models_url(ctx.target.base_url)
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return result_of(self, Status.SKIP, f"base URL {ctx.target.base_url!r} is not an http(s) URL")
+        host = parts.hostname
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        socks_ok = importlib.util.find_spec("socksio") is not None
+        issues = find_issues(ctx.env, socks_ok, url)
+        choice = effective_proxy(read_env_proxies(ctx.env), url)
+        sysproxy = read_system_proxy(ctx.platform, ctx.env, ctx.home, timeout=min(2.0, ctx.remaining() / 4))
+        budget = max(0.1, ctx.timeout(PATH_TIMEOUT_S) - DEADLINE_MARGIN_S)
+        sys_url = sysproxy.proxy_for(parts.scheme) if sysproxy else None
+        specs = plan_paths(ctx.env, url, sys_url, sysproxy.source if sysproxy else None)
+        client_spec = specs[0]
+        ref_url, ref_reason = reference_plan(ctx)
+
+        verify = client_verify(ctx.env)
+
+        def job(spec: PathSpec, target_url: str, is_ref: bool) -> Callable[[], PathResult]:
+            shown = redact_proxy_url(spec.proxy) if spec.proxy else None
+            return lambda: probe_path(spec.name, target_url, spec.proxy, shown, budget,
+                                      expect_json=not is_ref, want_trace=not is_ref, verify=verify)
+
+        jobs: list[tuple[str, Callable[[], Any]]] = [(f"t:{s.name}", job(s, url, False)) for s in specs]
+        if ref_url:
+            jobs += [(f"r:{s.name}", job(s, ref_url, True)) for s in specs]
+        fam_timeout = min(3.0, budget / 2)
+        jobs.append(("families", lambda: _families(time_dns(host, port, fam_timeout)[1], port, fam_timeout)))
+        done = _run_parallel(jobs, budget + 0.2)
+
+        def row(key: str, spec: PathSpec, u: str) -> PathResult:
+            got = done.get(key)
+            if isinstance(got, PathResult):
+                return got
+            return PathResult(spec.name, u, redact_proxy_url(spec.proxy) if spec.proxy else None,
+                              error=f"no answer within {budget:.1f} s", error_class="timeout",
+                              total_ms=round(budget * 1000, 1))
+
+        rows = [row(f"t:{s.name}", s, url) for s in specs]
+        reference = Reference(ref_url, False, ref_reason)
+        if ref_url:
+            reference = Reference(ref_url, True, None, tuple(row(f"r:{s.name}", s, ref_url) for s in specs))
+        families = done.get("families") or []
+        proxy_var = choice.source if choice.url else None
+        findings = assess(rows, client_spec.name, host, reference, issues, families, proxy_var)
+        strengths = {f.strength for f in findings}
+        if Strength.STRONG in strengths:
+            status = Status.FAIL
+        elif strengths & {Strength.MODERATE, Strength.WEAK}:
+            status = Status.WARN
+        else:
+            status = Status.PASS
+        summary = _summary(rows, client_spec.name)
+        details = [describe(r) for r in rows]
+        details.append(f"reference {reference.url}: " + ("; ".join(
+            f"{r.name} {'ok' if r.ok else r.error_class}" for r in reference.rows) if reference.checked
+            else str(reference.reason)))
+        for f in families:
+            details.append(f"{f['family']} {f['address']}: "
+                           + (f"connect {_ms(f['connect_ms'])}" if f["error"] is None else f"fails: {f['error']}"))
+        data = {
+            "paths": [r.to_row() for r in rows],
+            "client_path": client_spec.name,
+            "target_url": url,
+            "reference": reference.to_dict(),
+            "families": list(families),
+            "proxy_issues": [{"kind": i.kind, "variable": i.variable, "message": i.message} for i in issues],
+        }
+        return result_of(self, status, summary, findings, details, data)
+
+
+def _summary(rows: Sequence[PathResult], client_name: str) -> str:
+    from capdoctor.probes.net_timing import ERROR_CLASSES
+
+    parts = []
+    for r in rows:
+        mark = "your path" if r.name == client_name else ""
+        state = f"HTTP {r.status} in {_ms(r.total_ms)}" if r.ok else ERROR_CLASSES.get(r.error_class or "", "failed")
+        parts.append(f"{r.name}{' (' + mark + ')' if mark else ''}: {state}")
+    return "; ".join(parts)
+
+

@@ -1,0 +1,378 @@
+"""The `proxy` check: what sits between the user and the provider (env/system proxy, TUN, TLS interception).
+
+Contract: it reports, as machine-readable facts in `result.data` that the verdict and other checks read
+(`env_proxy`, `system_proxy`, `client_proxies`, `dead_proxies`, `tun`, `fake_ip`, `egress`, `proxy_processes`,
+`tls`), and as findings: a configured proxy that nothing listens on, TLS interception (naming the issuer),
+TUN mode capturing the provider's traffic, fake-IP DNS answers. It needs no target (with one it also resolves
+the provider's host, finds the egress interface for it and inspects its TLS chain). It reads the environment
+only via `ctx.env` and files only under `ctx.home`; it never prints proxy credentials or secret values, never
+sends an HTTP request to the provider, and never raises for a missing tool or permission (the facts it could
+not gather are reported as unknown). The judgement (`assess`) is a pure function over the gathered `Facts`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from capdoctor.check import Need
+from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
+
+if TYPE_CHECKING:
+    from capdoctor.context import Context
+    from capdoctor.model import CheckResult
+    from capdoctor.probes.net_tls import TlsJudgement
+
+PUBLIC_PROBE_ADDRESS = "1.1.1.1"
+"""Where the egress interface is computed when the target is local or absent (UDP connect sends nothing)."""
+
+DEADLINE_MARGIN_S = 0.4
+"""Seconds kept back from the run's deadline so the check reports before the runner gives up on it."""
+
+LISTEN_TIMEOUT_S = 0.5
+"""How long to wait for a local proxy port to accept a connection before calling it dead."""
+
+CLIENT_ENV_FILES: tuple[tuple[str, str, str], ...] = (
+    ("Claude Code", ".claude/settings.json", "json-env"),
+    ("Codex", ".codex/.env", "dotenv"),
+)
+"""Clients' own files that can set proxy variables (relative to HOME): (client, path, format)."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything the proxy check gathered, as plain values, so `assess` can be tested without a machine."""
+
+    env_proxy: Mapping[str, Any]
+    system_proxy: Mapping[str, Any] | None
+    client_proxies: Sequence[Mapping[str, str]]
+    dead_proxies: Sequence[Mapping[str, str]]
+    tun: Mapping[str, Any]
+    resolved: Sequence[str]
+    fake_ip: bool | None
+    processes: Sequence[tuple[str, str]]
+    tls: Mapping[str, Any]
+    host: str | None = None
+    tls_judgement: TlsJudgement | None = None
+    egress: Mapping[str, Any] = field(default_factory=dict)
+
+
+def client_proxy_entries(home: Path, env: Mapping[str, str]) -> list[tuple[dict[str, str], str]]:
+    """(shown entry, raw value) for proxy variables set in clients' own files. The raw value (which may hold
+    credentials) is only for the "is anything listening" probe and must never be output."""
+    from capdoctor.probes.net_proxyenv import redact_proxy_url
+
+    out: list[tuple[dict[str, str], str]] = []
+    for client, rel, fmt in CLIENT_ENV_FILES:
+        path, shown_path = home / rel, f"~/{rel}"
+        if client == "Codex" and env.get("CODEX_HOME"):
+            path, shown_path = Path(env["CODEX_HOME"]) / ".env", "$CODEX_HOME/.env"
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        pairs: list[tuple[str, str]] = []
+        if fmt == "json-env":
+            try:
+                found = json.loads(text).get("env", {})
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(found, dict):
+                pairs = [(str(k), str(v)) for k, v in found.items()]
+        else:
+            for line in text.splitlines():
+                line = line.strip().removeprefix("export ").strip()
+                if "=" in line and not line.startswith("#"):
+                    k, _, v = line.partition("=")
+                    pairs.append((k.strip(), v.strip().strip("'\"")))
+        for k, v in pairs:
+            if k.lower().endswith("_proxy") and v:
+                shown = {"client": client, "source": shown_path, "variable": k,
+                         "value": v if k.lower() == "no_proxy" else redact_proxy_url(v)}
+                out.append((shown, v))
+    return out
+
+
+def read_client_proxies(home: Path, env: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+    """Proxy variables set in clients' own files (Claude Code settings.json `env`, Codex `.env`), redacted.
+
+    Why: a stale proxy in `~/.codex/.env` or settings.json applies to that client only, so the shell looks
+    clean while the client still goes through a dead proxy.
+    """
+    return [shown for shown, _ in client_proxy_entries(home, env or {})]
+
+
+def _hostport(url: str) -> tuple[str, int] | None:
+    try:
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname:
+        return None
+    return parts.hostname, port or {"http": 80, "https": 443}.get(parts.scheme, 1080)
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for localhost and loopback literals: only those ports are probed for "is anything listening"."""
+    import ipaddress
+
+    if host.lower() in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def find_dead_proxies(candidates: Sequence[tuple[str, str, str]], timeout: float) -> list[dict[str, str]]:
+    """Loopback proxies (source, variable, raw url) that refuse connections: the proxy client is not running.
+
+    Why only loopback: a local port answers instantly either way, so the probe is cheap and conclusive;
+    remote proxies are judged by the paths check instead.
+    """
+    from capdoctor.probes.net_proxyenv import redact_proxy_url
+    from capdoctor.probes.net_timing import tcp_connect
+
+    dead: list[dict[str, str]] = []
+    seen: set[tuple[str, int]] = set()
+    for source, var, url in candidates:
+        hp = _hostport(url)
+        if hp is None or not is_loopback_host(hp[0]) or hp in seen:
+            continue
+        seen.add(hp)
+        addr = "127.0.0.1" if hp[0].lower().startswith("localhost") else hp[0].strip("[]")
+        _, err = tcp_connect(addr, hp[1], timeout)
+        if err is not None:
+            dead.append({"source": source, "variable": var, "proxy": redact_proxy_url(url), "error": err})
+    return dead
+
+
+def assess(facts: Facts) -> list[Finding]:
+    """The findings for gathered facts. Pure.
+
+    Weights: a dead local proxy and total TLS interception break every request (strong); partial
+    interception breaks clients that use the public CA bundle (moderate); TUN capturing the provider's
+    traffic and fake-IP DNS are weak network evidence (they often work fine: other checks decide); the mere
+    presence of proxies, tunnels and proxy processes is context.
+    """
+    findings: list[Finding] = []
+    for d in facts.dead_proxies:
+        findings.append(Finding(
+            Cause.NETWORK, Strength.STRONG,
+            f"{d['variable']} ({d['source']}) points at {d['proxy']}, but nothing is listening there "
+            f"({d['error']}): the proxy client is not running or uses another port",
+            {"variable": d["variable"], "proxy": d["proxy"], "source": d["source"]},
+            (NextStep("Start the proxy client (Clash/mihomo, v2rayN…) or fix the port in the variable."),
+             NextStep(f"Or stop using it: remove {d['variable']} from {d['source']}.",
+                      f"unset {d['variable']}" if d["source"] == "environment" else None)),
+        ))
+    j = facts.tls_judgement
+    if j is not None and j.intercepted:
+        strong = j.severity == "total"
+        findings.append(Finding(
+            Cause.NETWORK, Strength.STRONG if strong else Strength.MODERATE, j.message,
+            {"issuer": j.issuer, "interceptor": j.interceptor, "accepted_by": list(j.accepted_by),
+             "severity": j.severity},
+            (NextStep(f"Ask the network/IT owner about the TLS inspection by '{j.issuer}', or exempt the provider's "
+                      f"host from it."),
+             NextStep("If it is legitimate, give the CA to each client: NODE_EXTRA_CA_CERTS (Claude Code), "
+                      "CODEX_CA_CERTIFICATE (Codex), SSL_CERT_FILE (Python).")),
+        ))
+    tun = facts.tun
+    if tun.get("active"):
+        captures = tun.get("egress_interface") == tun.get("interface")
+        findings.append(Finding(
+            Cause.NETWORK, Strength.WEAK if captures else Strength.CONTEXT,
+            f"TUN mode is on: {tun.get('interface')} ({tun.get('label')})"
+            + (" carries the traffic to the provider" if captures else " is up, but the provider's traffic "
+               "leaves through another interface"),
+            {"interface": tun.get("interface"), "egress_interface": tun.get("egress_interface")},
+            (NextStep("If requests fail or streams drop, compare with TUN off (system-proxy mode), or switch the "
+                      "proxy's node; Clash's auto_close_connection cuts long streams."),) if captures else (),
+        ))
+    if facts.fake_ip:
+        findings.append(Finding(
+            Cause.NETWORK, Strength.WEAK,
+            f"DNS answers {facts.host} with a fake IP ({', '.join(facts.resolved)}, 198.18.0.0/15): a TUN/fake-IP "
+            f"resolver captures it, so the real route depends on the proxy's rules",
+            {"host": facts.host, "resolved": list(facts.resolved)},
+            (NextStep("Check the proxy's rule for this host (it must go to a working node), or add the host to "
+                      "fake-ip-filter to get real DNS answers."),),
+        ))
+    sysp = facts.system_proxy
+    env_eff = facts.env_proxy.get("effective") or {}
+    if sysp and not env_eff:
+        shown = sysp.get("https") or sysp.get("http") or sysp.get("pac_url")
+        findings.append(Finding(
+            Cause.NETWORK, Strength.CONTEXT,
+            f"A system proxy is set ({sysp.get('source')}: {shown}) "
+            f"but no proxy variable: browsers use it, most CLI tools (Node, Rust, Python on Linux) do not",
+            {"system_proxy": dict(sysp)},
+        ))
+    for c in facts.client_proxies:
+        findings.append(Finding(
+            Cause.NETWORK, Strength.CONTEXT,
+            f"{c['client']} sets {c['variable']}={c['value']} in {c['source']} (applies to that client only)",
+            dict(c),
+        ))
+    if facts.processes:
+        findings.append(Finding(
+            Cause.NETWORK, Strength.CONTEXT,
+            "Proxy/VPN clients running: " + ", ".join(f"{n} ({label})" for n, label in facts.processes),
+            {"processes": [n for n, _ in facts.processes]},
+        ))
+    return findings
+
+
+def _tls_facts(ctx: Context, host: str, port: int, scheme: str, proxy_url: str | None,
+               timeout: float) -> tuple[dict[str, Any], TlsJudgement | None]:
+    from capdoctor.probes.net_proxyenv import proxy_scheme
+    from capdoctor.probes.net_tls import inspect_tls, judge
+
+    if scheme != "https":
+        return {"applicable": False, "reason": "not applicable: the target is plain http"}, None
+    via = None
+    if proxy_url:
+        if proxy_scheme(proxy_url) not in ("http", "https"):
+            return {"applicable": True, "checked": False,
+                    "reason": f"not checked: the client's proxy is {proxy_scheme(proxy_url)}://"}, None
+        via = _hostport(proxy_url)
+    report = inspect_tls(host, port, ctx.env, timeout, proxy=via)
+    j = judge(report)
+    return {
+        "applicable": True, "checked": report.error is None, "error": report.error, "issuer": report.issuer,
+        "chain": [dict(c) for c in report.chain], "trusted_by": dict(report.trusted_by),
+        "intercepted": j.intercepted, "severity": j.severity, "interceptor": j.interceptor,
+        "via_proxy": via is not None,
+    }, j
+
+
+class ProxyCheck:
+    """Proxy and TUN: environment and system proxies, clients' own proxy settings, TUN, fake-IP, TLS."""
+
+    id = "proxy"
+    title = "Proxy and TUN"
+    stage = 4
+    description = "what sits between you and the provider: env/system proxy, TUN, fake-IP DNS, TLS interception"
+    needs: frozenset[Need] = frozenset()
+    after: tuple[str, ...] = ()
+
+    def run(self, ctx: Context) -> CheckResult:
+        """Gather the facts (each one failing soft), then assess them."""
+        from capdoctor.probes import net_tun
+        from capdoctor.probes.net_proxyenv import effective_proxy, read_env_proxies
+        from capdoctor.probes.net_sysproxy import read_system_proxy
+
+        ep = read_env_proxies(ctx.env)
+        sysproxy = read_system_proxy(ctx.platform, ctx.env, ctx.home, timeout=ctx.timeout(2.0))
+        entries = client_proxy_entries(ctx.home, ctx.env)
+        client_proxies = [shown for shown, _ in entries]
+
+        candidates: list[tuple[str, str, str]] = [("environment", ep.sources[k], v)
+                                                  for k, v in ep.proxies.items() if k in ("http", "https", "all")]
+        if sysproxy:
+            candidates += [(sysproxy.source, f"system {k} proxy", v)
+                           for k, v in (("https", sysproxy.https), ("http", sysproxy.http), ("socks", sysproxy.socks))
+                           if v]
+        candidates += [(shown["source"], shown["variable"], raw) for shown, raw in entries
+                       if shown["variable"].lower() != "no_proxy"]
+        dead = find_dead_proxies(candidates, min(LISTEN_TIMEOUT_S, ctx.timeout(LISTEN_TIMEOUT_S)))
+
+        host = scheme = None
+        port = 443
+        proxy_url = None
+        resolved: list[str] = []
+        if ctx.target is not None:
+            parts = urlsplit(ctx.target.base_url)
+            host, scheme = parts.hostname, parts.scheme
+            try:
+                port = parts.port or (443 if scheme == "https" else 80)
+            except ValueError:
+                port = 443
+            if host:
+                from capdoctor.probes.net_timing import time_dns
+
+                resolved = list(time_dns(host, port, max(0.05, min(3.0, ctx.remaining() / 3)))[1])
+                proxy_url = effective_proxy(ep, ctx.target.base_url).url
+        fake_ip = any(net_tun.is_fake_ip(a) for a in resolved) if resolved else None
+
+        interfaces = net_tun.read_interfaces()
+        public = [a for a in resolved if not is_loopback_host(a)]
+        probe_addr = next((a for a in public if ":" not in a), public[0] if public else PUBLIC_PROBE_ADDRESS)
+        src = net_tun.egress_source(probe_addr)
+        egress_iface = net_tun.interface_for_address(interfaces, src) if src else None
+        tun = net_tun.summarize(net_tun.classify_interfaces(interfaces, egress_iface), egress_iface)
+        processes = net_tun.match_processes(net_tun.read_process_names())
+
+        if host and scheme:
+            tls_budget = max(0.05, min(5.0, ctx.remaining() - DEADLINE_MARGIN_S))
+            tls, judgement = _tls_facts(ctx, host, port, scheme, proxy_url, tls_budget)
+        else:
+            tls, judgement = {"applicable": False, "reason": "no target"}, None
+
+        facts = Facts(
+            env_proxy=ep.to_dict(), system_proxy=sysproxy.to_dict() if sysproxy else None,
+            client_proxies=client_proxies, dead_proxies=dead, tun=tun, resolved=resolved, fake_ip=fake_ip,
+            processes=processes, tls=tls, host=host, tls_judgement=judgement,
+            egress={"probe_address": probe_addr, "source_address": src, "interface": egress_iface},
+        )
+        findings = assess(facts)
+        strengths = {f.strength for f in findings}
+        status = (Status.FAIL if Strength.STRONG in strengths
+                  else Status.WARN if strengths & {Strength.MODERATE, Strength.WEAK} else Status.PASS)
+        data = {
+            "env_proxy": facts.env_proxy, "system_proxy": facts.system_proxy, "client_proxies": client_proxies,
+            "dead_proxies": dead, "tun": tun, "fake_ip": fake_ip, "resolved": resolved, "egress": facts.egress,
+            "proxy_processes": [{"name": n, "client": label} for n, label in processes], "tls": tls,
+        }
+        return result_of(self, status, _summary(facts), findings, _details(facts), data)
+
+
+def _summary(f: Facts) -> str:
+    eff = f.env_proxy.get("effective") or {}
+    parts = [", ".join(f"{f.env_proxy['sources'].get(k, k)} → {v}" for k, v in eff.items()) or "no proxy variables"]
+    if f.system_proxy:
+        sp = f.system_proxy
+        parts.append(f"system proxy {sp.get('https') or sp.get('http') or sp.get('mode')}")
+    if f.dead_proxies:
+        parts.append(f"{len(f.dead_proxies)} proxy not listening")
+    parts.append(f"TUN on ({f.tun.get('interface')})" if f.tun.get("active") else "no TUN")
+    if f.fake_ip:
+        parts.append("fake-IP DNS")
+    if f.tls.get("intercepted"):
+        parts.append(f"TLS intercepted by {f.tls.get('issuer')}")
+    elif f.tls.get("applicable") is False:
+        parts.append("TLS n/a")
+    elif f.tls.get("checked"):
+        parts.append("TLS not intercepted")
+    return "; ".join(parts)
+
+
+def _details(f: Facts) -> list[str]:
+    out = []
+    for name, value in (f.env_proxy.get("variables") or {}).items():
+        out.append(f"env {name}={value!s}" if value else f"env {name} is set but empty")
+    if f.system_proxy:
+        out.append(f"system proxy ({f.system_proxy.get('source')}): " + ", ".join(
+            f"{k} {v}" for k, v in f.system_proxy.items() if k in ("http", "https", "socks", "pac_url") and v))
+    for c in f.client_proxies:
+        out.append(f"{c['client']}: {c['variable']}={c['value']} ({c['source']})")
+    for iface in f.tun.get("interfaces") or []:
+        out.append(f"interface {iface['name']}: {iface['label']}, {'up' if iface['up'] else 'down'}"
+                   + (f", {'; '.join(iface['reasons'])}" if iface["reasons"] else ""))
+    if f.egress.get("interface"):
+        out.append(f"egress to {f.egress.get('probe_address')}: {f.egress.get('interface')} "
+                   f"(source {f.egress.get('source_address')})")
+    if f.resolved:
+        out.append(f"{f.host} resolves to {', '.join(f.resolved)}")
+    if f.tls.get("reason"):
+        out.append(f"TLS: {f.tls['reason']}")
+    elif f.tls.get("issuer"):
+        out.append(f"TLS issuer: {f.tls['issuer']} (trusted by: "
+                   f"{', '.join(k for k, v in (f.tls.get('trusted_by') or {}).items() if v) or 'none'})")
+    return out
