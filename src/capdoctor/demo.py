@@ -58,13 +58,14 @@ def run_demo(scenario: str, timeout: float, json_out: bool, report: Path | None,
             alt_models=tuple(sc.alt_models),
             sources={"provider": "demo scenario", "base_url": "demo simulator", "model": "demo scenario"},
         )
-        options = {
+        options: dict[str, Any] = {
             "status_url": sim.status_url,
             "reference_url": sim.url + "/cdn-cgi/trace",
-            "ollama_url": sim.base_url("ollama"),
             "discover_logs": False,
             "demo": True,
         }
+        if shape == "ollama":  # only a local-model scenario has a local server to find
+            options["ollama_url"] = sim.base_url("ollama")
         request = RunRequest(target=target, env=demo_env(dict(os.environ)), home=Path.home(), cwd=Path.cwd(),
                              timeout=timeout, verbose=verbose, options=options)
         header = f"capdoctor {__version__} demo — scenario '{scenario}': {sc.description}"

@@ -55,12 +55,18 @@ def check_line(check: dict[str, Any], ascii_only: bool = False) -> Text:
 def _model_rows(models: Sequence[dict[str, Any]]) -> list[Text]:
     rows = []
     for m in models:
-        attempts = m.get("attempts") or []
-        shown = ", ".join(
+        labels = [
             str(a.get("status") or a.get("error_class") or a.get("error") or "?")
             + (f" {a['signature']}" if a.get("signature") else "")
-            for a in attempts[:4]
-        )
+            for a in m.get("attempts") or []
+        ]
+        runs: list[list[Any]] = []  # consecutive identical attempts shown once, as "3× 503 …"
+        for label in labels:
+            if runs and runs[-1][0] == label:
+                runs[-1][1] += 1
+            else:
+                runs.append([label, 1])
+        shown = ", ".join(f"{n}× {label}" if n > 1 else label for label, n in runs)
         outcome = str(m.get("outcome", "?"))
         style = {"ok": "green", "fail": "red", "flaky": "yellow"}.get(outcome, "")
         row = Text("    ")

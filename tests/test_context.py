@@ -1,0 +1,53 @@
+"""Context facts: per-platform user directories, deadline arithmetic, secret discovery in the environment."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from capdoctor.context import Context
+from capdoctor.engine import env_secrets
+
+
+@pytest.mark.parametrize(("platform", "env", "expected"), [
+    ("linux", {}, "/h/.config/capdoctor"),
+    ("linux", {"XDG_CONFIG_HOME": "/x"}, "/x/capdoctor"),
+    ("darwin", {}, "/h/Library/Application Support/capdoctor"),
+    ("win32", {"APPDATA": "C:/Users/u/AppData/Roaming"}, "C:/Users/u/AppData/Roaming/capdoctor"),
+])
+def test_config_dir_per_platform(platform: str, env: dict[str, str], expected: str) -> None:
+    ctx = Context(env=env, home=Path("/h"), cwd=Path("."), platform=platform)
+    assert ctx.config_dir.as_posix().rstrip("/") == expected
+
+
+def test_cache_dirs_differ_from_config() -> None:
+    ctx = Context(env={}, home=Path("/h"), cwd=Path("."), platform="darwin")
+    assert ctx.cache_dir.as_posix() == "/h/Library/Caches/capdoctor"
+
+
+def test_timeout_never_exceeds_deadline() -> None:
+    ctx = Context(env={}, home=Path("/h"), cwd=Path("."), deadline=time.monotonic() + 1.0)
+    assert ctx.timeout(10) <= 1.0
+    ctx.deadline = time.monotonic() - 5
+    assert ctx.remaining() == 0.0 and ctx.timeout(10) == 0.05
+
+
+def test_env_secrets_are_found_by_name() -> None:
+    env = {"OPENAI_API_KEY": "sk-test-fake-0123456789", "MY_TOKEN": "abcdefgh12", "PATH": "/usr/bin",
+           "SHORT_KEY": "x"}
+    assert sorted(env_secrets(env)) == ["abcdefgh12", "sk-test-fake-0123456789"]
+
+
+def test_cli_start_up_imports_nothing_heavy() -> None:
+    """`--version` and `checks` must not pay for httpx, psutil, NVML, hyperscan or the simulator."""
+    code = (
+        "import sys; import capdoctor.cli; from capdoctor.registry import all_checks; all_checks(); "
+        "heavy = {'httpx', 'psutil', 'pynvml', 'hyperscan', 'zstandard', 'ssl'}; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
