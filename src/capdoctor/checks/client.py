@@ -1,0 +1,737 @@
+"""The `client` check: which AI clients are installed, how they are set up, and whether they are current.
+
+Contract: reads PATH, settings files and the environment only through `ctx`; runs each client's version
+command through `probes.local_commands` (no stdin, short timeout, process group killed on timeout);
+compares with the latest release through `probes.local_registry` (cached a day; "latest unknown" when it
+cannot look); cross-checks config models with the `models` check's `available_models`. Findings are client
+evidence (outdated client, a model the provider lacks, dead local base URL, unset key variable, conflicting
+installs, disagreeing configs) plus weak quota evidence for many concurrent sessions.
+Must not read credential files, print secret values, or raise for an expected situation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from capdoctor.check import Need
+from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
+from capdoctor.probes.local_clients import (
+    CLIENTS,
+    HTTP_STACK_PACKAGES,
+    NODE,
+    SDK_PACKAGES,
+    SDK_UPDATE,
+    ClientConfig,
+    ClientSpec,
+    parse_sdk_probe,
+    read_client_configs,
+    sdk_probe_script,
+)
+from capdoctor.probes.local_versions import FAR_BEHIND_DEFAULT, Lag, Version, far_behind, lag, parse_version
+
+if TYPE_CHECKING:
+    from capdoctor.context import Context, Target
+    from capdoctor.model import CheckResult
+    from capdoctor.probes.local_commands import CommandOutput
+
+VERSION_TIMEOUT_S = 3.0
+"""Default seconds a `--version` command may take (option `client_version_timeout`)."""
+
+MAX_COPIES = 3
+"""At most this many copies of one client on PATH get their version asked."""
+
+CONCURRENT_SESSIONS_WEAK = 3
+"""This many running sessions of one client are weak quota evidence (多端并发: one account, many users)."""
+
+NEWER_VERSION_RE = re.compile(
+    r"newer version|update your client|upgrade (?:your |the )?(?:client|cli|codex|app)|requires? (?:a )?newer"
+    r"|no longer supported|version.too.old|client (?:is )?(?:too old|outdated)|unsupported client",
+    re.IGNORECASE,
+)
+"""How a `models` finding says the provider wants a newer client (text of the finding or its signature)."""
+
+MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "opusplan", "default", "best", "auto"})
+"""Client-side aliases resolved by the client itself: never compared with the provider's model list."""
+
+PROVIDER_CLIENTS: Mapping[str, tuple[str, ...]] = {
+    "openai": ("codex", "aider", "copilot"),
+    "anthropic": ("claude",),
+    "gemini": ("gemini",),
+}
+"""Which clients talk to which provider family (others: all of them)."""
+
+BASE_URL_ENV: tuple[str, ...] = (
+    "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
+    "ANTHROPIC_BASE_URL",
+    "GOOGLE_GEMINI_BASE_URL",
+    "COPILOT_PROVIDER_BASE_URL",
+    "AIDER_OPENAI_API_BASE",
+)
+"""Shell variables that redirect a client to a gateway or relay."""
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "[::1]"})
+
+ENV_FAMILY: Mapping[str, str] = {
+    "OPENAI_BASE_URL": "openai",
+    "OPENAI_API_BASE": "openai",
+    "AIDER_OPENAI_API_BASE": "openai",
+    "ANTHROPIC_BASE_URL": "anthropic",
+    "ANTHROPIC_MODEL": "anthropic",
+    "GOOGLE_GEMINI_BASE_URL": "gemini",
+}
+"""Which provider family a shell variable steers (variables not listed may concern any target)."""
+
+OFF_TARGET = " (context: not the endpoint being diagnosed)"
+"""Appended to a setup problem that concerns another provider than the target: it cannot explain the error."""
+
+
+@dataclass
+class Install:
+    """One client found on PATH: the copy that runs, its version, and the other copies."""
+
+    spec: ClientSpec
+    path: Path
+    output: CommandOutput
+    version: Version | None
+    others: list[tuple[Path, CommandOutput, Version | None]] = field(default_factory=list)
+    latest: Version | None = None
+    lag: Lag | None = None
+
+
+def _version_timeout(ctx: Context) -> float:
+    try:
+        wanted = float(ctx.options.get("client_version_timeout", VERSION_TIMEOUT_S))
+    except (TypeError, ValueError):
+        wanted = VERSION_TIMEOUT_S
+    return ctx.timeout(wanted)
+
+
+def _discover(ctx: Context) -> tuple[list[Install], Install | None, dict[str, str], str | None]:
+    """Installed clients (with versions), Node.js when an npm client needs it, and the user's Python SDKs."""
+    from capdoctor.probes.local_commands import find_all, run_command
+
+    env = dict(ctx.env)
+    located = {spec.id: find_all(spec.executable, env, ctx.platform)[:MAX_COPIES] for spec in CLIENTS}
+    needs_node = any(located[s.id] and s.min_node_major for s in CLIENTS)
+    node_paths = find_all(NODE.executable, env, ctx.platform)[:1] if needs_node else []
+    # on Windows `python3` is often the Microsoft Store alias, which opens the Store instead of running
+    names = ("python", "python3") if ctx.platform == "win32" else ("python3", "python")
+    pythons = find_all(names[0], env, ctx.platform)[:1] or find_all(names[1], env, ctx.platform)[:1]
+    jobs: list[tuple[str, Path, list[str]]] = []
+    for spec in CLIENTS:
+        jobs += [(spec.id, p, [str(p), *spec.version_args]) for p in located[spec.id]]
+    jobs += [("node", p, [str(p), "--version"]) for p in node_paths]
+    all_sdk = (*SDK_PACKAGES, *HTTP_STACK_PACKAGES)
+    jobs += [("python", p, [str(p), "-c", sdk_probe_script(all_sdk)]) for p in pythons]
+    timeout = _version_timeout(ctx)
+    outputs: dict[tuple[str, Path], CommandOutput] = {}
+    if jobs:
+        with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
+            results = pool.map(lambda j: run_command(j[2], env, timeout), jobs)
+            for (cid, path, _), out in zip(jobs, results, strict=True):
+                outputs[(cid, path)] = out
+    installs: list[Install] = []
+    for spec in CLIENTS:
+        paths = located[spec.id]
+        if not paths:
+            continue
+        first = outputs[(spec.id, paths[0])]
+        inst = Install(spec, paths[0], first, _version_of(first))
+        inst.others = [(p, outputs[(spec.id, p)], _version_of(outputs[(spec.id, p)])) for p in paths[1:]]
+        installs.append(inst)
+    node = None
+    if node_paths:
+        out = outputs[("node", node_paths[0])]
+        node = Install(NODE, node_paths[0], out, _version_of(out))
+    sdks: dict[str, str] = {}
+    python_error = None if pythons else "no python3 on PATH"
+    if pythons:
+        out = outputs[("python", pythons[0])]
+        sdks = parse_sdk_probe(out.text) if out.ok else {}
+        if not out.ok:
+            python_error = f"{pythons[0]}: {out.error or f'exit status {out.returncode}'}"
+    return installs, node, sdks, python_error
+
+
+def _version_of(out: CommandOutput) -> Version | None:
+    return parse_version(out.text) if out.error is None else None
+
+
+def _lookups_allowed(ctx: Context, override_key: str) -> bool:
+    if ctx.options.get("offline") or ctx.options.get("no_network"):
+        return False
+    if ctx.options.get(override_key):
+        return True
+    return ctx.env.get("CAPDOCTOR_NO_NETWORK_LOOKUPS", "") not in ("1", "true", "yes")
+
+
+def _latest(ctx: Context, keys: Sequence[str]) -> dict[str, str | None]:
+    """Latest releases for `keys`, npm and PyPI each allowed or not on their own (see `_lookups_allowed`)."""
+    from capdoctor.probes.local_registry import NPM_REGISTRY, PYPI_URL, latest_versions
+
+    npm = str(ctx.options.get("npm_registry") or NPM_REGISTRY)
+    pypi = str(ctx.options.get("pypi_url") or PYPI_URL)
+    out: dict[str, str | None] = {}
+    for kind, option in (("npm", "npm_registry"), ("pypi", "pypi_url")):
+        mine = [k for k in keys if k.startswith(kind + ":")]
+        if not mine:
+            continue
+        out.update(
+            latest_versions(
+                mine,
+                npm_registry=npm,
+                pypi_url=pypi,
+                cache_dir=ctx.cache_dir,
+                allow_network=_lookups_allowed(ctx, option),
+                client_factory=lambda: ctx.http_client(timeout=3.0),
+                now=ctx.now().timestamp(),
+            )
+        )
+    return out
+
+
+def _norm_url(url: str) -> str:
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[:-3]
+    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{parts.port or ''}{path}"
+
+
+def _applies(cfg: ClientConfig, target: Target) -> bool:
+    """Whether a client config is about the target: same base URL, or the provider's default endpoint."""
+    if cfg.base_url:
+        return _norm_url(cfg.base_url) == _norm_url(target.base_url)
+    family = {"codex": "openai", "claude": "anthropic", "gemini": "gemini"}.get(cfg.client)
+    return cfg.provider in (family, None) and family == target.provider
+
+
+def _available_models(ctx: Context) -> list[str] | None:
+    models = ctx.results.get("models")
+    raw = models.data.get("available_models") if models is not None else None
+    if not isinstance(raw, (list, tuple)):
+        return None
+    out = []
+    for item in raw:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Mapping) and isinstance(item.get("id"), str):
+            out.append(str(item["id"]))
+    return out
+
+
+def _newer_version_asked(ctx: Context) -> Finding | None:
+    """The `models` finding that says the provider wants a newer client, if there is one."""
+    models = ctx.results.get("models")
+    if models is None:
+        return None
+    for f in models.findings:
+        text = f"{f.message} {f.data.get('signature', '')} {f.data.get('body', '')}"
+        if f.cause is Cause.CLIENT and NEWER_VERSION_RE.search(text):
+            return f
+    return None
+
+
+def _port_open(host: str, port: int, timeout: float) -> bool:
+    import socket
+
+    try:
+        with socket.create_connection((host.strip("[]"), port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _base_urls(ctx: Context, configs: Sequence[ClientConfig]) -> list[tuple[str, str, bool]]:
+    """(where it is set, URL, whether it concerns the target) for every base URL a client would use."""
+    found = [(f"env {name}", ctx.env[name], _env_relevant(ctx, name)) for name in BASE_URL_ENV if ctx.env.get(name)]
+    found += [(f"{c.source} ({c.client})", c.base_url, _cfg_relevant(ctx, c)) for c in configs if c.base_url]
+    return found
+
+
+def _env_relevant(ctx: Context, name: str) -> bool:
+    """Whether a shell variable can affect requests to the target (always, when there is no target)."""
+    if ctx.target is None:
+        return True
+    family = ENV_FAMILY.get(name)
+    provider = "openai" if ctx.target.provider == "openai-compatible" else ctx.target.provider
+    return family is None or family == provider
+
+
+def _cfg_relevant(ctx: Context, cfg: ClientConfig) -> bool:
+    """Whether a client's settings concern the target: same endpoint, or the target provider's own client."""
+    if ctx.target is None:
+        return True
+    if cfg.base_url and _norm_url(cfg.base_url) == _norm_url(ctx.target.base_url):
+        return True
+    # the provider's own client counts even when its settings send it elsewhere (a gateway): that detour
+    # is then the likeliest reason the client fails while the provider is fine
+    return cfg.client in PROVIDER_CLIENTS.get(ctx.target.provider, ())
+
+
+def _weigh(relevant: bool, strength: Strength, message: str) -> tuple[Strength, str]:
+    """The finding's strength and message: unchanged when it concerns the target, else context only."""
+    return (strength, message) if relevant else (Strength.CONTEXT, message + OFF_TARGET)
+
+
+class ClientCheck:
+    """Local AI clients: installed versions against the latest, settings, concurrent sessions, the OS."""
+
+    id = "client"
+    title = "Client"
+    stage = 6
+    description = "which AI clients are installed, how they are set up, and whether they are current"
+    needs: frozenset[Need] = frozenset()
+    after: tuple[str, ...] = ("models",)
+
+    def run(self, ctx: Context) -> CheckResult:
+        """Find the clients, their versions and settings; report what makes the client the likely cause."""
+        from capdoctor.probes.local_os import facts_dict, os_facts, remember_os
+        from capdoctor.probes.local_processes import count_sessions
+
+        installs, node, sdks, python_error = _discover(ctx)
+        keys = [i.spec.package for i in installs if i.spec.package]
+        keys += [f"pypi:{p}" for p in SDK_PACKAGES if p in sdks]
+        latest = _latest(ctx, keys) if keys else {}
+        for inst in installs:
+            raw = latest.get(inst.spec.package or "")
+            inst.latest = parse_version(raw) if raw else None
+            if inst.version and inst.latest:
+                inst.lag = lag(inst.version, inst.latest)
+
+        findings: list[Finding] = []
+        details: list[str] = []
+        for inst in installs:
+            details.append(self._describe(inst))
+            findings += self._install_findings(inst)
+        findings += self._node_findings(installs, node, details)
+        findings += self._sdk_findings(sdks, latest, details, python_error)
+
+        configs = read_client_configs(ctx.env, ctx.home)
+        findings += self._config_findings(ctx, configs, details)
+        findings += self._newer_version_findings(ctx, installs)
+
+        sessions = count_sessions(CLIENTS)
+        for cid, pids in sorted(sessions.items()):
+            name = next(s.name for s in CLIENTS if s.id == cid)
+            details.append(f"{name}: {len(pids)} running session(s)")
+            if len(pids) >= CONCURRENT_SESSIONS_WEAK:
+                findings.append(
+                    Finding(
+                        Cause.QUOTA,
+                        Strength.WEAK,
+                        f"{len(pids)} {name} sessions are running at once; on one account they share "
+                        "(and drain) the same rate and usage limits",
+                        data={"client": cid, "sessions": len(pids)},
+                        next_steps=(
+                            NextStep(
+                                f"Close the {name} sessions you are not using, or spread them over "
+                                "separate accounts/keys"
+                            ),
+                        ),
+                    )
+                )
+
+        facts = os_facts()
+        change = remember_os(ctx.data_dir, facts, ctx.now())
+        details.append(f"OS: {facts.version} ({facts.name} {facts.release}, {facts.arch})")
+        os_data: dict[str, Any] = dict(facts_dict(facts))
+        if change is not None:
+            os_data["changed_from"] = dict(facts_dict(change.before))
+            os_data["last_seen"] = change.seen_at
+            findings.append(
+                Finding(
+                    Cause.CLIENT,
+                    Strength.CONTEXT,
+                    f"the OS changed since capdoctor last ran here "
+                    f"({change.before.version} → {facts.version}); "
+                    "if the errors started after that upgrade, update or reinstall the client",
+                    data={"before": change.before.version, "after": facts.version},
+                )
+            )
+
+        data: dict[str, Any] = {
+            "clients": [self._install_data(i) for i in installs],
+            "node": self._install_data(node) if node else None,
+            "sdks": {p: {"version": sdks[p], "latest": latest.get(f"pypi:{p}")} for p in SDK_PACKAGES if p in sdks},
+            "http_stack": {p: sdks[p] for p in HTTP_STACK_PACKAGES if p in sdks},
+            "configs": [self._config_data(c) for c in configs],
+            "sessions": {cid: len(pids) for cid, pids in sessions.items()},
+            "os": os_data,
+        }
+        return result_of(self, self._status(findings), self._summary(installs, findings), findings, details, data)
+
+    # -- installs ---------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _describe(inst: Install) -> str:
+        name = inst.spec.name
+        if inst.output.error:
+            return f"{name}: {inst.path} — {inst.output.error}"
+        if inst.version is None:
+            first = (inst.output.text.splitlines() or ["(no output)"])[0][:80]
+            return f"{name}: {inst.path} — unrecognised version output: {first!r}"
+        latest = f"latest {inst.latest}" if inst.latest else "latest unknown"
+        state = ""
+        if inst.lag is not None:
+            state = " (update available)" if inst.lag.behind else " (current)"
+        return f"{name} {inst.version} at {inst.path}; {latest}{state}"
+
+    @staticmethod
+    def _install_findings(inst: Install) -> list[Finding]:
+        out: list[Finding] = []
+        name, spec = inst.spec.name, inst.spec
+        update = NextStep(f"Update {name}", spec.update_command) if spec.update_command else None
+        if inst.output.error and "timed out" in inst.output.error:
+            out.append(
+                Finding(
+                    Cause.CLIENT,
+                    Strength.WEAK,
+                    f"`{spec.executable} --version` did not answer ({inst.output.error}): "
+                    "the install may be broken "
+                    "or waiting for input",
+                    data={"client": spec.id, "path": str(inst.path)},
+                    next_steps=(update,) if update else (),
+                )
+            )
+        if inst.lag is not None and inst.version and inst.latest:
+            thresholds = {**FAR_BEHIND_DEFAULT, **dict(spec.far_behind)}
+            if far_behind(inst.lag, thresholds):
+                out.append(
+                    Finding(
+                        Cause.CLIENT,
+                        Strength.WEAK,
+                        f"{name} {inst.version} is far behind the latest {inst.latest} "
+                        f"({inst.lag.distance} {inst.lag.level} release(s)); "
+                        "old clients miss model and protocol changes",
+                        data={"client": spec.id, "installed": str(inst.version), "latest": str(inst.latest)},
+                        next_steps=(update,) if update else (),
+                    )
+                )
+        versions = {str(v) for _, o, v in inst.others} | {str(inst.version)}
+        if inst.others and (len(versions) > 1 or None in [v for _, _, v in inst.others]):
+            listing = "; ".join(
+                [f"{inst.path} ({inst.version or 'unknown'})"] + [f"{p} ({v or 'unknown'})" for p, _, v in inst.others]
+            )
+            out.append(
+                Finding(
+                    Cause.CLIENT,
+                    Strength.WEAK,
+                    f"{len(inst.others) + 1} different `{spec.executable}` installs on PATH: {listing}; "
+                    "the first one runs, which may not be the one you updated",
+                    data={"client": spec.id, "paths": [str(inst.path)] + [str(p) for p, _, _ in inst.others]},
+                    next_steps=(
+                        NextStep(
+                            f"Remove the copies you do not use, or put the updated one first on PATH "
+                            f"(check with: which -a {spec.executable})"
+                        ),
+                    ),
+                )
+            )
+        return out
+
+    @staticmethod
+    def _node_findings(installs: Sequence[Install], node: Install | None, details: list[str]) -> list[Finding]:
+        npm_clients = [i for i in installs if i.spec.min_node_major]
+        if not npm_clients:
+            return []
+        if node is None:
+            details.append("Node.js: not on PATH (npm-installed clients may bundle their own)")
+            return []
+        details.append(f"Node.js {node.version or 'unknown'} at {node.path}")
+        out: list[Finding] = []
+        for inst in npm_clients:
+            need = inst.spec.min_node_major
+            if node.version is not None and need is not None and node.version.major < need:
+                out.append(
+                    Finding(
+                        Cause.CLIENT,
+                        Strength.WEAK,
+                        f"{inst.spec.name} needs Node.js {need} or newer; PATH has {node.version}",
+                        data={"client": inst.spec.id, "node": str(node.version), "node_required": need},
+                        next_steps=(NextStep(f"Install Node.js {need}+ (e.g. nvm install {need})"),),
+                    )
+                )
+        return out
+
+    @staticmethod
+    def _sdk_findings(
+        sdks: Mapping[str, str],
+        latest: Mapping[str, str | None],
+        details: list[str],
+        python_error: str | None,
+    ) -> list[Finding]:
+        if python_error:
+            details.append(f"Python SDKs: not inspected ({python_error})")
+        out: list[Finding] = []
+        for pkg in SDK_PACKAGES:
+            if pkg not in sdks:
+                continue
+            have, newest = parse_version(sdks[pkg]), latest.get(f"pypi:{pkg}")
+            details.append(f"Python SDK {pkg} {sdks[pkg]}; {f'latest {newest}' if newest else 'latest unknown'}")
+            new_v = parse_version(newest) if newest else None
+            if have and new_v and lag(have, new_v).level == "major":
+                out.append(
+                    Finding(
+                        Cause.CLIENT,
+                        Strength.CONTEXT,
+                        f"the {pkg} SDK {have} is a major version behind {new_v}",
+                        data={"package": pkg, "installed": str(have), "latest": str(new_v)},
+                        next_steps=(NextStep(f"Update {pkg}", SDK_UPDATE.format(package=pkg)),),
+                    )
+                )
+        stack = [f"{p} {sdks[p]}" for p in HTTP_STACK_PACKAGES if p in sdks]
+        if stack:
+            details.append("HTTP stack: " + ", ".join(stack))
+        return out
+
+    # -- configs ----------------------------------------------------------------------------------------
+
+    def _config_findings(self, ctx: Context, configs: Sequence[ClientConfig], details: list[str]) -> list[Finding]:
+        out: list[Finding] = []
+        available = _available_models(ctx)
+        for cfg in configs:
+            if cfg.error:
+                details.append(cfg.error)
+                strength, message = _weigh(
+                    _cfg_relevant(ctx, cfg),
+                    Strength.MODERATE,
+                    cfg.error + " — the client may ignore it or refuse to start",
+                )
+                out.append(
+                    Finding(
+                        Cause.CLIENT,
+                        strength,
+                        message,
+                        data={"path": cfg.source, "client": cfg.client},
+                        next_steps=(NextStep(f"Fix the syntax of {cfg.source} (or move it aside to test)"),),
+                    )
+                )
+                continue
+            bits = [
+                f"model {cfg.model}" if cfg.model else "",
+                f"base URL {cfg.base_url}" if cfg.base_url else "",
+                f"provider {cfg.provider}" if cfg.provider else "",
+            ]
+            details.append(f"{cfg.source}: " + (", ".join(b for b in bits if b) or "no model or endpoint set"))
+            if cfg.key_env and not ctx.env.get(cfg.key_env) and cfg.base_url:
+                strength, message = _weigh(
+                    _cfg_relevant(ctx, cfg),
+                    Strength.MODERATE,
+                    f"{cfg.source} says the key is in ${cfg.key_env}, but that variable is not set",
+                )
+                out.append(
+                    Finding(
+                        Cause.CLIENT,
+                        strength,
+                        message,
+                        data={"path": cfg.source, "variable": cfg.key_env},
+                        next_steps=(
+                            NextStep(
+                                f"export {cfg.key_env}=… in the shell that starts the client, or fix "
+                                f"env_key in {cfg.source}"
+                            ),
+                        ),
+                    )
+                )
+            if (
+                available is not None
+                and ctx.target is not None
+                and cfg.model
+                and cfg.model.lower() not in MODEL_ALIASES
+                and _applies(cfg, ctx.target)
+                and not any(a == cfg.model or a.startswith(cfg.model + "-") for a in available)
+            ):
+                sample = ", ".join(available[:6]) + (" …" if len(available) > 6 else "")
+                # an explicit base URL equal to the target's is certain; matching only by provider family is
+                # not (a Codex ChatGPT login offers models that the API key's list does not show)
+                out.append(
+                    Finding(
+                        Cause.CLIENT,
+                        Strength.MODERATE if cfg.base_url else Strength.WEAK,
+                        f"{cfg.source} names model {cfg.model!r}, which {ctx.target.base_url} does not offer "
+                        f"(it lists: {sample or 'nothing'})",
+                        data={"path": cfg.source, "model": cfg.model, "client": cfg.client},
+                        next_steps=(
+                            NextStep(
+                                f"Set model in {cfg.source} to one the provider lists"
+                                + (f", e.g. {available[0]!r}" if available else "")
+                            ),
+                        ),
+                    )
+                )
+        out += self._disagreements(ctx, configs)
+        out += self._dead_base_urls(ctx, configs)
+        return out
+
+    @staticmethod
+    def _disagreements(ctx: Context, configs: Sequence[ClientConfig]) -> list[Finding]:
+        out: list[Finding] = []
+        for cfg in configs:
+            if cfg.error:
+                continue
+            for name, value in cfg.env_overrides.items():
+                if name.startswith("_") or name not in ctx.env or ctx.env[name] == value:
+                    continue
+                strength, message = _weigh(
+                    _env_relevant(ctx, name),
+                    Strength.WEAK,
+                    f"${name} differs between the shell ({ctx.env[name]}) and {cfg.source} ({value}); "
+                    "which one wins depends on the client version",
+                )
+                out.append(
+                    Finding(
+                        Cause.CLIENT,
+                        strength,
+                        message,
+                        data={"variable": name, "path": cfg.source},
+                        next_steps=(
+                            NextStep(
+                                f"Keep {name} in one place: unset it in your shell rc or remove it "
+                                f"from the env block of {cfg.source}"
+                            ),
+                        ),
+                    )
+                )
+            if (
+                cfg.client == "codex"
+                and cfg.base_url
+                and ctx.env.get("OPENAI_BASE_URL")
+                and (_norm_url(cfg.base_url) != _norm_url(ctx.env["OPENAI_BASE_URL"]))
+            ):
+                out.append(
+                    Finding(
+                        Cause.CLIENT,
+                        Strength.CONTEXT,
+                        f"OPENAI_BASE_URL is set, but Codex uses model_provider {cfg.provider!r} "
+                        "with its own base URL "
+                        f"from {cfg.source}, so the variable has no effect on Codex",
+                        data={"variable": "OPENAI_BASE_URL", "path": cfg.source},
+                    )
+                )
+        return out
+
+    @staticmethod
+    def _dead_base_urls(ctx: Context, configs: Sequence[ClientConfig]) -> list[Finding]:
+        out: list[Finding] = []
+        checked: dict[tuple[str, int], bool] = {}
+        for where, url, relevant in _base_urls(ctx, configs):
+            try:
+                parts = urlsplit(url if "://" in url else f"http://{url}")
+                host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+            except ValueError:
+                continue
+            if host.lower() not in LOOPBACK_HOSTS:
+                continue
+            key = (host, port)
+            if key not in checked:
+                checked[key] = _port_open("127.0.0.1" if host == "0.0.0.0" else host, port, ctx.timeout(0.5))
+            if not checked[key]:
+                strength, message = _weigh(
+                    relevant,
+                    Strength.MODERATE,
+                    f"{where} points at {url}, but nothing listens on {host}:{port} (connection refused): a "
+                    "stopped relay or gateway makes the client fail with connection or capacity errors",
+                )
+                out.append(
+                    Finding(
+                        Cause.CLIENT,
+                        strength,
+                        message,
+                        data={"path" if "/" in where else "variable": where, "base_url": url},
+                        next_steps=(
+                            NextStep(
+                                f"Start the local relay/gateway on port {port}, or remove the base URL "
+                                f"setting ({where})"
+                            ),
+                        ),
+                    )
+                )
+        return out
+
+    # -- models cross-check -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _newer_version_findings(ctx: Context, installs: Sequence[Install]) -> list[Finding]:
+        asked = _newer_version_asked(ctx)
+        if asked is None or not installs:
+            return []
+        related = PROVIDER_CLIENTS.get(ctx.target.provider if ctx.target else "", ())
+        candidates = [i for i in installs if i.spec.id in related] or list(installs)
+        out: list[Finding] = []
+        for inst in candidates:
+            if inst.lag is not None and not inst.lag.behind:
+                continue  # current: the request for a newer client is not about this one
+            have = str(inst.version) if inst.version else "an unknown version"
+            latest = f"; the latest is {inst.latest}" if inst.latest else " (latest unknown)"
+            out.append(
+                Finding(
+                    Cause.CLIENT,
+                    Strength.MODERATE,
+                    f"the provider asks for a newer client and {inst.spec.name} is {have}{latest}",
+                    data={
+                        "client": inst.spec.id,
+                        "installed": str(inst.version) if inst.version else None,
+                        "latest": str(inst.latest) if inst.latest else None,
+                    },
+                    next_steps=(NextStep(f"Update {inst.spec.name}", inst.spec.update_command),),
+                )
+            )
+        return out
+
+    # -- result -----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _status(findings: Sequence[Finding]) -> Status:
+        weights = {f.strength for f in findings if f.strength not in (Strength.CONTEXT, Strength.AGAINST)}
+        if weights & {Strength.STRONG, Strength.MODERATE}:
+            return Status.FAIL
+        return Status.WARN if weights else Status.PASS
+
+    @staticmethod
+    def _summary(installs: Sequence[Install], findings: Sequence[Finding]) -> str:
+        if not installs:
+            found = "no known AI client on PATH"
+        else:
+            found = ", ".join(f"{i.spec.name} {i.version or '?'}" for i in installs)
+        serious = [f for f in findings if f.strength in (Strength.STRONG, Strength.MODERATE)]
+        if serious:
+            return f"{found}; {serious[0].message}" + (f" (+{len(serious) - 1} more)" if len(serious) > 1 else "")
+        weak = [f for f in findings if f.strength is Strength.WEAK]
+        if weak:
+            return f"{found}; {weak[0].message}"
+        return found
+
+    @staticmethod
+    def _install_data(inst: Install) -> dict[str, Any]:
+        return {
+            "id": inst.spec.id,
+            "name": inst.spec.name,
+            "path": str(inst.path),
+            "version": str(inst.version) if inst.version else None,
+            "version_output": inst.output.text[:200] if inst.version is None else None,
+            "error": inst.output.error,
+            "latest": str(inst.latest) if inst.latest else None,
+            "lag": inst.lag.level if inst.lag else None,
+            "other_paths": [{"path": str(p), "version": str(v) if v else None} for p, _, v in inst.others],
+            "update_command": inst.spec.update_command or None,
+        }
+
+    @staticmethod
+    def _config_data(cfg: ClientConfig) -> dict[str, Any]:
+        return {
+            "client": cfg.client,
+            "source": cfg.source,
+            "provider": cfg.provider,
+            "model": cfg.model,
+            "base_url": cfg.base_url,
+            "key_env": cfg.key_env,
+            "error": cfg.error,
+        }

@@ -1,0 +1,331 @@
+"""Local model servers: find Ollama, LM Studio, vLLM, llama.cpp and TGI on loopback and read their state.
+
+Contract: `candidates()` lists the base URLs worth probing (the Ollama base from options/OLLAMA_HOST, the
+target when it is local, each runtime's default port); `probe_server()` identifies what answers there with
+a few tiny GETs (Ollama `/api/version` and `/api/ps`, `/health`, TGI `/info`, `/v1/models`);
+`ollama_load()` asks Ollama to load the target model with an empty chat (no tokens generated), which is
+where "model requires more system memory" appears. Parsers (`parse_ollama_ps`, `classify_local_error`)
+are pure. Must not probe anything but the given bases, must not generate tokens, and must not raise for
+a closed port or a malformed answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    import httpx
+
+    from capdoctor.context import Target
+
+OLLAMA_DEFAULT = "http://127.0.0.1:11434"
+
+
+@dataclass(frozen=True)
+class ServerKind:
+    """A local runtime: its id, display name and the port it listens on by default."""
+
+    id: str
+    name: str
+    default_port: int
+
+
+SERVERS: tuple[ServerKind, ...] = (
+    ServerKind("ollama", "Ollama", 11434),
+    ServerKind("lmstudio", "LM Studio", 1234),
+    ServerKind("vllm", "vLLM", 8000),
+    ServerKind("llamacpp", "llama.cpp server", 8080),
+    ServerKind("tgi", "text-generation-inference", 3000),
+)
+"""Default ports (platform-facts E.1–E.5; TGI's launcher port is unconfirmed, Docker maps it anywhere)."""
+
+KIND_NAMES = {k.id: k.name for k in SERVERS} | {"openai-compatible": "OpenAI-compatible local server"}
+
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "host.docker.internal"})
+
+
+@dataclass(frozen=True)
+class MemoryMarker:
+    """A substring of a local runtime's error that means it ran out of memory, and what to do about it."""
+
+    text: str
+    memory: str  # "ram", "vram" or "kv-cache"
+    remedies: tuple[str, ...]
+
+
+_SMALLER = "Use a smaller model or a smaller quantization (e.g. q4_K_M instead of q8_0/fp16)"
+_CONTEXT = "Use a shorter context (Ollama num_ctx / OLLAMA_CONTEXT_LENGTH, vLLM --max-model-len, llama.cpp -c)"
+_OTHERS = "Stop other programs holding GPU or system memory (check nvidia-smi / Activity Monitor)"
+
+OOM_MARKERS: tuple[MemoryMarker, ...] = (
+    MemoryMarker("model requires more system memory", "ram", (_SMALLER, _CONTEXT, _OTHERS)),
+    MemoryMarker(
+        "no available memory for the cache blocks",
+        "kv-cache",
+        ("Raise vLLM --gpu-memory-utilization (e.g. 0.95) or lower --max-model-len / --max-num-seqs", _OTHERS),
+    ),
+    MemoryMarker(
+        "larger than the available kv cache memory",
+        "kv-cache",
+        ("Lower vLLM --max-model-len or raise --gpu-memory-utilization", _SMALLER),
+    ),
+    MemoryMarker(
+        "cuda out of memory",
+        "vram",
+        (_SMALLER, "Lower the batch size (vLLM --max-num-seqs, llama.cpp -b/-ub)", _CONTEXT, _OTHERS),
+    ),
+    MemoryMarker("unable to load full model on gpu", "vram", (_SMALLER, "Offload fewer layers (num_gpu / -ngl)")),
+    MemoryMarker("cudamalloc failed", "vram", (_SMALLER, "Reduce --n-gpu-layers / num_gpu", _CONTEXT)),
+    MemoryMarker("hipmalloc failed", "vram", (_SMALLER, "Reduce --n-gpu-layers / num_gpu", _CONTEXT)),
+    MemoryMarker("erroroutofdevicememory", "vram", (_SMALLER, _CONTEXT)),
+    MemoryMarker("out of device memory", "vram", (_SMALLER, _CONTEXT)),
+    MemoryMarker("not enough resources to load the model", "vram", (_SMALLER, _CONTEXT, _OTHERS)),
+    MemoryMarker("insufficient memory", "ram", (_SMALLER, _CONTEXT, _OTHERS)),
+    MemoryMarker("not enough memory", "ram", (_SMALLER, _CONTEXT, _OTHERS)),
+    MemoryMarker("failed to allocate", "vram", (_SMALLER, _CONTEXT)),
+    MemoryMarker("out of memory", "vram", (_SMALLER, _CONTEXT, _OTHERS)),
+)
+"""Ordered most specific first (Ollama llm/status.go `outOfMemorySubstrings`, vLLM and llama.cpp messages)."""
+
+
+def classify_local_error(text: str) -> MemoryMarker | None:
+    """The out-of-memory marker in a local server's error text, or None when it is about something else."""
+    low = (text or "").lower()
+    return next((m for m in OOM_MARKERS if m.text in low), None)
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model a server holds in memory; `size_vram` < `size` means part of it runs from system RAM."""
+
+    name: str
+    size: int | None
+    size_vram: int | None
+    context_length: int | None = None
+
+    @property
+    def gpu_share(self) -> float | None:
+        """Fraction of the model in GPU memory (None when the server does not say)."""
+        if not self.size or self.size_vram is None:
+            return None
+        return max(0.0, min(1.0, self.size_vram / self.size))
+
+
+@dataclass
+class ServerInfo:
+    """What answered at one base URL."""
+
+    kind: str
+    base_url: str
+    version: str | None = None
+    state: str = "ready"  # "ready", "loading", "error"
+    models: list[LoadedModel] = field(default_factory=list)
+    available_models: list[str] = field(default_factory=list)
+    is_target: bool = False
+    error: str | None = None  # error text the server returned (load failure, health message)
+
+    @property
+    def name(self) -> str:
+        """Display name of the runtime."""
+        return KIND_NAMES.get(self.kind, self.kind)
+
+
+def _num(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def parse_ollama_ps(body: Any) -> list[LoadedModel]:
+    """Loaded models from Ollama `GET /api/ps` (`{"models": [{name, size, size_vram, context_length}]}`)."""
+    models = body.get("models") if isinstance(body, dict) else None
+    out: list[LoadedModel] = []
+    for m in models if isinstance(models, list) else []:
+        if not isinstance(m, dict):
+            continue
+        name = m.get("name") or m.get("model")
+        if not isinstance(name, str):
+            continue
+        out.append(LoadedModel(name, _num(m.get("size")), _num(m.get("size_vram")), _num(m.get("context_length"))))
+    return out
+
+
+def error_text(body: Any, raw: str) -> str:
+    """The human error of a JSON error body (`{"error": "..."}` or `{"error": {"message": ...}}`), else raw."""
+    if isinstance(body, dict):
+        err = body.get("error", body.get("message", body.get("detail")))
+        if isinstance(err, dict):
+            err = err.get("message") or err.get("type")
+        if isinstance(err, str):
+            return err
+    return raw.strip()[:500]
+
+
+def _json(resp: httpx.Response) -> Any:
+    try:
+        return resp.json()
+    except ValueError:
+        return None
+
+
+def normalize_ollama_host(value: str) -> str:
+    """An OLLAMA_HOST value (`0.0.0.0`, `host:port`, `http://host:port`) as a base URL to connect to."""
+    raw = value.strip()
+    if "://" not in raw:
+        raw = "http://" + raw
+    parts = urlsplit(raw)
+    host = parts.hostname or "127.0.0.1"
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    port = parts.port or (443 if parts.scheme == "https" else 11434)
+    netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def api_root(base_url: str) -> str:
+    """A server's root from an OpenAI-style base URL: `http://h:11434/v1` → `http://h:11434`."""
+    base = base_url.rstrip("/")
+    return base[:-3] if base.endswith("/v1") else base
+
+
+def is_local(base_url: str) -> bool:
+    """True when the URL's host is this machine (loopback, 0.0.0.0, localhost, Docker's host alias)."""
+    try:
+        host = (urlsplit(base_url).hostname or "").lower()
+    except ValueError:
+        return False
+    return host in LOCAL_HOSTS or host.startswith("127.")
+
+
+def looks_like_ollama(base_url: str) -> bool:
+    """Whether a target base URL names an Ollama by its shape: path `/ollama` or port 11434."""
+    try:
+        parts = urlsplit(base_url)
+        port = parts.port
+    except ValueError:
+        return False
+    return "/ollama" in parts.path.rstrip("/").removesuffix("/v1") or port == 11434
+
+
+def candidates(
+    env: Mapping[str, str], options: Mapping[str, Any], target: Target | None
+) -> list[tuple[str | None, str]]:
+    """(kind hint, base URL) pairs to probe, target and Ollama first, one per host:port+path."""
+    out: list[tuple[str | None, str]] = []
+    if target is not None and is_local(target.base_url):
+        hint = "ollama" if looks_like_ollama(target.base_url) else None
+        out.append((hint, api_root(target.base_url)))
+    if options.get("ollama_url"):
+        out.append(("ollama", api_root(str(options["ollama_url"]))))
+    elif env.get("OLLAMA_HOST"):
+        out.append(("ollama", normalize_ollama_host(env["OLLAMA_HOST"])))
+    else:
+        out.append(("ollama", OLLAMA_DEFAULT))
+    if options.get("local_scan_default_ports", True):
+        out += [(k.id, f"http://127.0.0.1:{k.default_port}") for k in SERVERS if k.id != "ollama"]
+    seen: set[str] = set()
+    unique: list[tuple[str | None, str]] = []
+    for hint, url in out:
+        key = url.rstrip("/")
+        if key not in seen:
+            seen.add(key)
+            unique.append((hint, key))
+    return unique
+
+
+def port_open(base_url: str, timeout: float) -> bool:
+    """A TCP connect to the URL's host and port succeeds (cheap filter before any HTTP)."""
+    import socket
+
+    parts = urlsplit(base_url)
+    host = parts.hostname or "127.0.0.1"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection(("127.0.0.1" if host == "0.0.0.0" else host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def probe_server(client: httpx.Client, hint: str | None, base: str) -> ServerInfo | None:
+    """Identify the runtime at `base` and read its state, or None when nothing model-like answers.
+
+    HTML or other non-JSON answers never identify a server (a captive portal answers 200 everywhere), and a
+    first request that gets no HTTP answer at all ends the probe (a black hole must not cost three timeouts).
+    """
+    import httpx
+
+    def get(path: str) -> httpx.Response | None:
+        try:
+            return client.get(base + path)
+        except httpx.HTTPError:
+            return None
+
+    resp = get("/api/version")
+    if resp is None:
+        return None
+    body = _json(resp) if resp.status_code == 200 else None
+    if isinstance(body, dict) and isinstance(body.get("version"), str):
+        info = ServerInfo("ollama", base, version=body["version"])
+        ps = get("/api/ps")
+        if ps is not None and ps.status_code == 200:
+            info.models = parse_ollama_ps(_json(ps))
+        return info
+    health = get("/health")
+    if health is not None and health.status_code in (200, 503):
+        hbody = _json(health)
+        text = error_text(hbody, health.text)
+        if health.status_code == 503 and (hbody is not None or "loading" in text.lower()):
+            kind = "llamacpp" if "loading model" in text.lower() or hint == "llamacpp" else (hint or "vllm")
+            return ServerInfo(kind, base, state="loading" if "loading" in text.lower() else "error", error=text)
+        if health.status_code == 200 and isinstance(hbody, dict) and hbody.get("status") == "ok":
+            return ServerInfo("llamacpp", base, available_models=_model_ids(get("/v1/models")))
+        if health.status_code == 200 and not health.content.strip():  # vLLM and TGI answer 200 with no body
+            tgi = get("/info")
+            tbody = _json(tgi) if tgi is not None and tgi.status_code == 200 else None
+            if isinstance(tbody, dict) and "model_id" in tbody:
+                version = tbody.get("version")
+                return ServerInfo(
+                    "tgi",
+                    base,
+                    version=version if isinstance(version, str) else None,
+                    available_models=[str(tbody["model_id"])],
+                )
+            kind = hint if hint in ("vllm", "lmstudio") else "vllm"
+            return ServerInfo(kind, base, available_models=_model_ids(get("/v1/models")))
+    models = get("/v1/models")
+    listing = _json(models) if models is not None and models.status_code == 200 else None
+    if isinstance(listing, dict) and isinstance(listing.get("data"), list):
+        kind = hint if hint in ("lmstudio", "vllm") else "openai-compatible"
+        return ServerInfo(kind, base, available_models=_model_ids(models))
+    return None
+
+
+def _model_ids(resp: httpx.Response | None) -> list[str]:
+    body = _json(resp) if resp is not None and resp.status_code == 200 else None
+    data = body.get("data") if isinstance(body, dict) else None
+    return [str(m["id"]) for m in data or [] if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def ollama_load(client: httpx.Client, base: str, model: str, timeout: float) -> str | None:
+    """Ask Ollama to load `model` (empty chat: loads it, generates nothing); the error text, or None if it loaded.
+
+    Why: Ollama checks memory only when it loads a model, so "model requires more system memory" or a
+    CUDA out-of-memory appears here and not in `/api/ps`.
+    """
+    import httpx
+
+    try:
+        resp = client.post(
+            base + "/api/chat",
+            content=json.dumps({"model": model, "messages": [], "stream": False}),
+            headers={"content-type": "application/json"},
+            timeout=timeout,
+        )
+    except httpx.HTTPError as exc:
+        return f"load request failed: {type(exc).__name__}: {exc}"
+    if resp.status_code == 200:
+        return None
+    return f"HTTP {resp.status_code}: {error_text(_json(resp), resp.text)}"
