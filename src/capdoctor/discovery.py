@@ -1,0 +1,522 @@
+"""Target discovery: which provider, base URL, model and key a diagnosis should use, and where each came from.
+
+Contract: `discover(flags, env, home, cwd, platform)` resolves every field of a `Target` in one fixed order —
+flags → `capdoctor.toml` (project dir, then the user config dir) → environment variables → the clients' own
+config (Codex `$CODEX_HOME/config.toml`, Claude Code `~/.claude/settings.json` `env` block) → the provider's
+defaults — and records a human source for each (`flag --base-url`, `env ANTHROPIC_BASE_URL`,
+`~/.codex/config.toml`). `describe()` reports the effective values with their sources for `capdoctor config`,
+the key's presence and source (never its value), and findings such as a base URL pointing at a dead
+loopback port or a relay, or a stale `*_BASE_URL` exported from a shell profile. `load_options()` reads the
+`[options]` table of capdoctor.toml for checks.
+
+It must not take a key from the command line (`--api-key-env` names a variable), print anything, or put a
+key's value into anything `describe()` returns. Malformed config files raise `ConfigError` naming the file and
+line. Only `describe()` does network I/O (one short loopback connect per local base URL).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from capdoctor.context import Target, _user_dir
+from capdoctor.errors import ConfigError, UsageError
+from capdoctor.providers import PROVIDER_NAMES, adapter_for, canonical, is_loopback, is_official
+from capdoctor.providers.base import host_of
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+CONFIG_NAME = "capdoctor.toml"
+TARGET_KEYS = ("provider", "base_url", "model", "alt_models", "api_key_env", "wire_api", "api_version")
+WIRE_APIS = ("chat", "responses")
+
+BASE_URL_ENV: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_BASE_URL",),
+    "anthropic": ("ANTHROPIC_BASE_URL",),
+    "gemini": ("GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"),
+    "openrouter": ("OPENROUTER_BASE_URL",),
+    "azure": ("AZURE_OPENAI_ENDPOINT",),
+    "openai-compatible": ("OPENAI_BASE_URL",),
+}
+"""Environment variables that set a provider's base URL, in the order the clients read them."""
+
+MODEL_ENV: dict[str, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_MODEL",),
+    "azure": ("AZURE_OPENAI_DEPLOYMENT",),
+}
+
+KEY_ENV: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "azure": ("AZURE_OPENAI_API_KEY",),
+    "openai-compatible": ("OPENAI_API_KEY",),
+}
+
+ENV_PROVIDER_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("openai", ("OPENAI_API_KEY", "OPENAI_BASE_URL")),
+    ("anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL")),
+    ("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+    ("openrouter", ("OPENROUTER_API_KEY",)),
+    ("azure", ("AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT")),
+)
+"""Which provider an environment implies, checked in this order when nothing more explicit names one."""
+
+HOST_PROVIDER: tuple[tuple[str, str], ...] = (
+    ("api.openai.com", "openai"), ("chatgpt.com", "openai"), ("anthropic.com", "anthropic"),
+    ("googleapis.com", "gemini"), ("openrouter.ai", "openrouter"), ("openai.azure.com", "azure"),
+    ("cognitiveservices.azure.com", "azure"),
+)
+MODEL_PREFIX_PROVIDER: tuple[tuple[str, str], ...] = (
+    ("claude-", "anthropic"), ("gemini-", "gemini"), ("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"),
+    ("o4", "openai"), ("codex-", "openai"),
+)
+
+CODEX_BUILTIN: dict[str, tuple[str, str]] = {
+    "ollama": ("openai-compatible", "http://localhost:11434/v1"),
+    "lmstudio": ("openai-compatible", "http://localhost:1234/v1"),
+}
+"""Codex's built-in local providers: (capdoctor provider, default base URL)."""
+
+SHELL_FILES = (".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".zshenv", ".config/fish/config.fish")
+SHELL_EXPORT = re.compile(r"^\s*(?:export\s+|set\s+-[gxU]+\s+)?([A-Z][A-Z0-9_]*_(?:BASE_URL|API_BASE))[=\s]")
+
+
+@dataclass
+class DiscoveryFlags:
+    """What the command line said about the target (the key itself is never a flag)."""
+
+    provider: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    alt_models: tuple[str, ...] = ()
+    api_key_env: str | None = None
+    logs: tuple[Path, ...] = ()
+    wire_api: str | None = None
+
+
+@dataclass
+class Layer:
+    """One configuration source's values for the target fields, with the source label for each."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def set(self, key: str, value: Any, source: str) -> None:
+        """Record `value` for `key` unless it is empty."""
+        if value not in (None, "", (), []):
+            self.values[key] = value
+            self.sources[key] = source
+
+
+def show(path: Path, home: Path) -> str:
+    """`path` with the home directory written as `~` (for sources and messages)."""
+    try:
+        return "~/" + path.relative_to(home).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _read_toml(path: Path, home: Path) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{show(path, home)}: cannot read: {exc}") from None
+    try:
+        doc: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{show(path, home)}: invalid TOML: {exc}") from None
+    return doc
+
+
+def _read_json(path: Path, home: Path) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{show(path, home)}: cannot read: {exc}") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{show(path, home)}:{exc.lineno}: invalid JSON: {exc.msg} (line {exc.lineno}, "
+                          f"column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise ConfigError(f"{show(path, home)}:1: expected a JSON object at the top level")
+    return dict(obj)
+
+
+def _line_of(path: Path, key: str) -> int | None:
+    try:
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.match(rf"\s*{re.escape(key)}\s*=", line):
+                return i
+    except OSError:
+        return None
+    return None
+
+
+def _str(path: Path, home: Path, table: Mapping[str, Any], key: str) -> str | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        line = _line_of(path, key)
+        where = f"{show(path, home)}:{line}" if line else show(path, home)
+        raise ConfigError(f"{where}: '{key}' must be a string, not {type(value).__name__}")
+    return value
+
+
+def config_files(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -> list[Path]:
+    """The capdoctor.toml files in precedence order: project (cwd), then the user config dir."""
+    return [cwd / CONFIG_NAME, _user_dir("config", env, home, platform) / CONFIG_NAME]
+
+
+def _toml_layer(path: Path, home: Path) -> Layer:
+    doc = _read_toml(path, home)
+    layer = Layer()
+    if doc is None:
+        return layer
+    table = doc.get("target", doc)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{show(path, home)}: [target] must be a table")
+    src = show(path, home)
+    for key in TARGET_KEYS:
+        if key == "alt_models":
+            alts = table.get(key)
+            if alts is None:
+                continue
+            if isinstance(alts, str):
+                alts = [a.strip() for a in alts.split(",") if a.strip()]
+            if not isinstance(alts, list) or not all(isinstance(a, str) for a in alts):
+                line = _line_of(path, key)
+                raise ConfigError(f"{src}{f':{line}' if line else ''}: 'alt_models' must be a list of strings")
+            layer.set(key, tuple(alts), src)
+        else:
+            layer.set(key, _str(path, home, table, key), src)
+    return layer
+
+
+def load_options(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -> dict[str, Any]:
+    """The `[options]` tables of capdoctor.toml (user first, then project, which wins), for ctx.options."""
+    out: dict[str, Any] = {}
+    for path in reversed(config_files(cwd, home, env, platform)):
+        doc = _read_toml(path, home)
+        if not doc:
+            continue
+        opts = doc.get("options", {})
+        if not isinstance(opts, dict):
+            raise ConfigError(f"{show(path, home)}: [options] must be a table")
+        out.update(opts)
+    return out
+
+
+def codex_home(env: Mapping[str, str], home: Path) -> Path:
+    """$CODEX_HOME, else ~/.codex."""
+    value = env.get("CODEX_HOME")
+    return Path(value).expanduser() if value else home / ".codex"
+
+
+def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]:
+    """Codex's model, provider, base URL, key variable and wire API; returns (layer, capdoctor provider)."""
+    path = codex_home(env, home) / "config.toml"
+    doc = _read_toml(path, home)
+    layer = Layer()
+    if doc is None:
+        return layer, None
+    src = show(path, home)
+    model = _str(path, home, doc, "model")
+    pid = _str(path, home, doc, "model_provider") or "openai"
+    providers = doc.get("model_providers") or {}
+    if not isinstance(providers, dict):
+        raise ConfigError(f"{src}: [model_providers] must be a table")
+    custom = providers.get(pid) if pid != "openai" else None
+    provider: str | None
+    if isinstance(custom, dict):
+        base = custom.get("base_url")
+        host = host_of(base) if isinstance(base, str) else ""
+        provider = next((p for h, p in HOST_PROVIDER if host.endswith(h)), None) or "openai-compatible"
+        layer.set("base_url", base if isinstance(base, str) else None, f"{src} [model_providers.{pid}]")
+        layer.set("api_key_env", custom.get("env_key") if isinstance(custom.get("env_key"), str) else None,
+                  f"{src} [model_providers.{pid}] env_key")
+        wire = custom.get("wire_api")
+        layer.set("wire_api", wire if isinstance(wire, str) else "chat", f"{src} [model_providers.{pid}]")
+        query = custom.get("query_params")
+        if isinstance(query, dict) and isinstance(query.get("api-version"), str):
+            layer.set("api_version", query["api-version"], f"{src} [model_providers.{pid}] query_params")
+    elif pid in CODEX_BUILTIN:
+        provider, base = CODEX_BUILTIN[pid]
+        layer.set("base_url", base, f"{src} (model_provider = {pid})")
+        layer.set("wire_api", "chat", f"{src} (model_provider = {pid})")
+    else:
+        provider = "openai"
+        layer.set("base_url", _str(path, home, doc, "openai_base_url"), f"{src} openai_base_url")
+        layer.set("wire_api", "responses", f"{src} (Codex speaks the Responses API)")
+    layer.set("model", model, src)
+    layer.set("provider", provider, src)
+    return layer, provider
+
+
+def _claude_layer(home: Path, cwd: Path) -> tuple[Layer, dict[str, str]]:
+    """Claude Code's settings `env` blocks (project local, project, user); returns the layer and the env."""
+    merged: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for path in (home / ".claude" / "settings.json", cwd / ".claude" / "settings.json",
+                 cwd / ".claude" / "settings.local.json"):
+        doc = _read_json(path, home)
+        if not doc:
+            continue
+        block = doc.get("env") or {}
+        if not isinstance(block, dict):
+            raise ConfigError(f"{show(path, home)}: 'env' must be an object")
+        for k, v in block.items():
+            if isinstance(v, (str, int, float)):
+                merged[str(k)] = str(v)
+                where[str(k)] = f"{show(path, home)} env"
+    layer = Layer()
+    if any(k.startswith("ANTHROPIC_") for k in merged):
+        first = next(where[k] for k in merged if k.startswith("ANTHROPIC_"))
+        layer.set("provider", "anthropic", first)
+    layer.set("base_url", merged.get("ANTHROPIC_BASE_URL"), where.get("ANTHROPIC_BASE_URL", ""))
+    layer.set("model", merged.get("ANTHROPIC_MODEL"), where.get("ANTHROPIC_MODEL", ""))
+    return layer, {k: v for k, v in merged.items() if k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")} | {
+        f"__source__{k}": where[k] for k in merged if k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+
+
+def _guess_from_url(url: str | None) -> str | None:
+    if not url:
+        return None
+    host = host_of(url)
+    return next((p for h, p in HOST_PROVIDER if host == h or host.endswith("." + h) or host.endswith(h)), None)
+
+
+def _guess_from_model(model: str | None) -> str | None:
+    if not model:
+        return None
+    low = model.lower()
+    return next((p for prefix, p in MODEL_PREFIX_PROVIDER if low.startswith(prefix)), None)
+
+
+def _guess_from_key_env(name: str | None) -> str | None:
+    if not name:
+        return None
+    return next((p for p, variables in ENV_PROVIDER_ORDER if any(v.split("_")[0] in name for v in variables)), None)
+
+
+def _first(*pairs: tuple[Any, str]) -> tuple[Any, str]:
+    for value, source in pairs:
+        if value not in (None, "", (), []):
+            return value, source
+    return None, ""
+
+
+def _canonical_or_error(name: str, source: str) -> str:
+    found = canonical(name)
+    if found is None:
+        raise UsageError(f"unknown provider {name!r} ({source}); known: {', '.join(PROVIDER_NAMES)}")
+    return found
+
+
+def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Path, platform: str) -> Target | None:
+    """The target to diagnose, or None when nothing names one (no flags, config, keys or client configs)."""
+    flag = Layer()
+    flag.set("provider", flags.provider, "flag --provider")
+    flag.set("base_url", flags.base_url, "flag --base-url")
+    flag.set("model", flags.model, "flag --model")
+    flag.set("alt_models", tuple(flags.alt_models), "flag --alt-model")
+    flag.set("api_key_env", flags.api_key_env, "flag --api-key-env")
+    flag.set("wire_api", flags.wire_api, "flag --wire-api")
+    tomls = [_toml_layer(p, home) for p in config_files(cwd, home, env, platform)]
+    explicit = [flag, *tomls]
+    codex, codex_provider = _codex_layer(env, home)
+    claude, claude_keys = _claude_layer(home, cwd)
+
+    def pick(key: str, layers: list[Layer]) -> tuple[Any, str]:
+        return _first(*[(lay.values.get(key), lay.sources.get(key, "")) for lay in layers])
+
+    provider, p_src = pick("provider", explicit)
+    if provider:
+        provider = _canonical_or_error(str(provider), p_src)
+    else:
+        url, url_src = pick("base_url", explicit)
+        model, model_src = pick("model", explicit)
+        key_env, key_src = pick("api_key_env", explicit)
+        guesses = [(_guess_from_url(url), f"{url_src} (host)"), (_guess_from_model(model), f"{model_src} (name)"),
+                   (_guess_from_key_env(key_env), f"{key_src} (name)")]
+        provider, p_src = _first(*guesses)
+        if not provider:
+            for name, variables in ENV_PROVIDER_ORDER:
+                hit = next((v for v in variables if env.get(v)), None)
+                if hit:
+                    provider, p_src = name, f"env {hit}"
+                    break
+        if not provider and codex_provider:
+            provider, p_src = codex_provider, codex.sources["provider"]
+        if not provider and claude.values.get("provider"):
+            provider, p_src = "anthropic", claude.sources["provider"]
+        if not provider and (url or model):
+            provider, p_src = "openai-compatible", "inferred (base URL of an unknown host)"
+        if not provider:
+            return None
+    adapter = adapter_for(provider)
+    client_layers: list[Layer] = []
+    if codex_provider == provider or (codex_provider and provider == "openai-compatible"
+                                      and codex.values.get("base_url")):
+        client_layers.append(codex)
+    if provider == "anthropic":
+        client_layers.append(claude)
+    env_layer = Layer()
+    for var in BASE_URL_ENV.get(provider, ()):
+        value = env.get(var)
+        if value and provider == "azure" and "/openai" not in value:
+            value = value.rstrip("/") + "/openai/v1"
+        env_layer.set("base_url", value, f"env {var}")
+        if value:
+            break
+    for var in MODEL_ENV.get(provider, ()):
+        env_layer.set("model", env.get(var), f"env {var}")
+    for var in ("AZURE_OPENAI_API_VERSION", "OPENAI_API_VERSION") if provider == "azure" else ():
+        env_layer.set("api_version", env.get(var), f"env {var}")
+    order = [*explicit, env_layer, *client_layers]
+    sources: dict[str, str] = {"provider": p_src}
+    base_url, sources["base_url"] = pick("base_url", order)
+    if not base_url:
+        base_url, sources["base_url"] = adapter.default_base_url, "default"
+    model, sources["model"] = pick("model", order)
+    if not model:
+        model, sources["model"] = adapter.default_model, "default"
+    alts, alt_src = pick("alt_models", explicit)
+    if alts:
+        sources["alt_models"] = alt_src
+    wire, wire_src = pick("wire_api", [*explicit, *client_layers])
+    if wire:
+        if wire not in WIRE_APIS:
+            raise UsageError(f"wire_api must be one of {', '.join(WIRE_APIS)}, not {wire!r} ({wire_src})")
+        sources["wire_api"] = wire_src
+    api_version, v_src = pick("api_version", [*explicit, env_layer, *client_layers])
+    if api_version:
+        sources["api_version"] = v_src
+    key_env, key_src = pick("api_key_env", [*explicit, *client_layers])
+    api_key: str | None = None
+    if key_env:
+        api_key = env.get(str(key_env)) or None
+        sources["api_key"] = f"env {key_env}" + ("" if api_key else " (not set)")
+        sources["api_key_env"] = key_src
+    else:
+        for var in KEY_ENV.get(provider, ()):
+            if env.get(var):
+                key_env, api_key, sources["api_key"] = var, env[var], f"env {var}"
+                break
+        if not api_key and provider == "anthropic":
+            for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+                if claude_keys.get(var):
+                    key_env, api_key, sources["api_key"] = var, claude_keys[var], claude_keys[f"__source__{var}"]
+                    break
+    if not str(base_url).startswith(("http://", "https://")):
+        raise UsageError(f"base URL {base_url!r} ({sources['base_url']}) must start with http:// or https://")
+    extra: dict[str, Any] = {"api_version": api_version} if api_version else {}
+    return Target(
+        provider=provider, base_url=str(base_url), model=str(model), alt_models=tuple(alts or ()),
+        api_key_env=str(key_env) if key_env else None, api_key=api_key, wire_api=wire, logs=tuple(flags.logs),
+        sources=sources, extra=extra,
+    )
+
+
+def _port_open(url: str, timeout: float = 0.3) -> bool | None:
+    """True/False for a loopback URL's port accepting a TCP connection; None when not checkable."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except ConnectionRefusedError:
+        return False
+    except OSError:
+        return None
+
+
+def shell_exports(home: Path) -> list[dict[str, Any]]:
+    """`*_BASE_URL` / `*_API_BASE` variables exported from shell profiles: file, line, variable (no value)."""
+    out: list[dict[str, Any]] = []
+    for rel in SHELL_FILES:
+        path = home / rel
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for i, line in enumerate(lines, 1):
+            m = SHELL_EXPORT.match(line)
+            if m:
+                out.append({"file": show(path, home), "line": i, "variable": m.group(1)})
+    return out
+
+
+def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Path, platform: str) -> dict[str, Any]:
+    """Every effective value with its source, key presence and source (never the value), and findings."""
+    findings: list[dict[str, Any]] = []
+    files = [
+        *({"path": show(p, home), "kind": "capdoctor", "exists": p.exists()}
+          for p in config_files(cwd, home, env, platform)),
+        {"path": show(codex_home(env, home) / "config.toml", home), "kind": "codex",
+         "exists": (codex_home(env, home) / "config.toml").exists()},
+        {"path": show(home / ".claude" / "settings.json", home), "kind": "claude-code",
+         "exists": (home / ".claude" / "settings.json").exists()},
+    ]
+    exports = shell_exports(home)
+    out: dict[str, Any] = {"target": None, "settings": {}, "key": {"present": False, "env": None, "source": None},
+                           "files": files, "shell_exports": exports, "findings": findings}
+    if target is None:
+        findings.append({"kind": "no_target", "message": "No target found: pass --provider/--base-url/--model, "
+                         "set a provider key (e.g. OPENAI_API_KEY), or configure Codex or Claude Code."})
+        return out
+    out["target"] = target.to_dict()
+    src = dict(target.sources)
+    out["settings"] = {
+        "provider": {"value": target.provider, "source": src.get("provider", "")},
+        "base_url": {"value": target.base_url, "source": src.get("base_url", "")},
+        "model": {"value": target.model, "source": src.get("model", "")},
+        "alt_models": {"value": list(target.alt_models), "source": src.get("alt_models", "default (provider table)")},
+        "wire_api": {"value": target.wire_api, "source": src.get("wire_api", "default (adapter)")},
+        "key": {"value": f"set ({target.api_key_env})" if target.api_key else "not set",
+                    "source": src.get("api_key", "")},
+    }
+    out["key"] = {"present": bool(target.api_key), "env": target.api_key_env, "source": src.get("api_key")}
+    adapter = adapter_for(target.provider)
+    if is_loopback(target.base_url):
+        open_ = _port_open(target.base_url)
+        if open_ is False:
+            findings.append({"kind": "dead_loopback", "cause": "client", "source": src.get("base_url"),
+                             "message": f"Nothing listens at {target.base_url} (from {src.get('base_url')}): a "
+                                        "stale base URL or a stopped local server/relay makes every request fail "
+                                        "with 'connection refused'."})
+    elif adapter.official_hosts and not is_official(adapter, target.base_url):
+        findings.append({"kind": "relay", "cause": "client", "source": src.get("base_url"),
+                         "message": f"The base URL host {host_of(target.base_url)} is not {target.provider}'s own "
+                                    "host: a relay or gateway is in the path; its errors and limits apply."})
+    for e in exports:
+        findings.append({"kind": "shell_export", "cause": "client", "source": f"{e['file']}:{e['line']}",
+                         "message": f"{e['variable']} is exported in {e['file']}:{e['line']}: every shell (and "
+                                    "every tool started from it) inherits it; make sure it is still wanted."})
+    if target.api_key is None:
+        findings.append({"kind": "no_key", "cause": "client",
+                         "message": f"No key found for {target.provider} ("
+                                    f"{src.get('api_key') or ', '.join(KEY_ENV.get(target.provider, ()))})."})
+    elif target.api_key.startswith(("http://", "https://")) or "${" in target.api_key or "$(" in target.api_key:
+        findings.append({"kind": "key_shape", "cause": "client", "source": src.get("api_key"),
+                         "message": "The key looks like a URL or an unexpanded template, not a key."})
+    return out

@@ -1,0 +1,197 @@
+"""The attempt loop of the "switch the model" probe: bounded, backed-off, honouring Retry-After.
+
+Contract: a `Prober` sends the spend-nothing list call and then generations for one model at a time, a few
+attempts each, with exponential backoff plus jitter, honouring `Retry-After` (header or body hint) but never
+sleeping past the run's deadline — a hint longer than the time left ends that model's attempts. It is
+hard-capped in count (`Budget.max_requests`) so a diagnosis never adds load, and stops everything after a
+connection-level failure that would only repeat (refused, timeout, TLS, DNS). It picks the generation route
+the target answers (a 404 on one route is not a verdict). It records, it does not judge: findings are made
+by the models check from the `ModelRun`s.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from capdoctor.probes.http_call import Exchange, send
+from capdoctor.probes.ratelimit import parse_retry_after, retry_hint_in_body
+
+if TYPE_CHECKING:
+    import httpx
+
+    from capdoctor.context import Context, Target
+    from capdoctor.providers.base import Adapter
+
+STOP_ALL_KINDS = frozenset({"refused", "timeout", "tls", "connect"})
+"""Connection failures that the next request would only repeat: probing stops after the first."""
+
+NO_RETRY_STATUSES = frozenset({400, 401, 402, 403, 404, 405, 413, 422})
+"""Without a signature saying otherwise, these statuses will not change on a retry."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Bounds of one probe run. Defaults keep a diagnosis to a handful of tiny requests."""
+
+    max_attempts: int = 3
+    max_requests: int = 8
+    backoff_s: float = 0.3
+    max_backoff_s: float = 8.0
+    request_timeout_s: float = 10.0
+    reserve_s: float = 0.5
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> Budget:
+        """Read `models.*` overrides from ctx.options (tests use them to keep runs fast)."""
+        base = cls()
+        return cls(
+            max_attempts=int(options.get("models.max_attempts", base.max_attempts)),
+            max_requests=int(options.get("models.max_requests", base.max_requests)),
+            backoff_s=float(options.get("models.backoff_s", base.backoff_s)),
+            max_backoff_s=float(options.get("models.max_backoff_s", base.max_backoff_s)),
+            request_timeout_s=float(options.get("models.request_timeout_s", base.request_timeout_s)),
+        )
+
+
+@dataclass
+class Attempt:
+    """One request for a model and what the signature table made of it (`match` is a signatures.Match)."""
+
+    exchange: Exchange
+    match: Any = None
+    waited_s: float = 0.0
+
+
+@dataclass
+class ModelRun:
+    """All attempts for one model, and why the attempts stopped."""
+
+    model: str
+    role: str
+    attempts: list[Attempt] = field(default_factory=list)
+    stop_reason: str = ""
+
+    @property
+    def outcome(self) -> str:
+        """`ok` (every attempt answered), `fail` (none did), `flaky` (some did), `skipped` (never sent)."""
+        oks = sum(1 for a in self.attempts if a.exchange.ok)
+        if not self.attempts:
+            return "skipped"
+        if oks == len(self.attempts):
+            return "ok"
+        return "flaky" if oks else "fail"
+
+    @property
+    def failures(self) -> list[Attempt]:
+        """The attempts that did not answer."""
+        return [a for a in self.attempts if not a.exchange.ok]
+
+
+Classifier = Callable[[Exchange], Any]
+
+
+NO_RETRY_CAUSES = frozenset({"quota", "account", "client"})
+"""Failures a retry cannot change the verdict of: waiting out a rate limit only adds load (the quota check
+reports when it resets). Retries exist to tell intermittent (capacity, network) failures from steady ones."""
+
+
+def _retryable(attempt: Attempt) -> bool:
+    sig = getattr(attempt.match, "signature", None)
+    cause = getattr(sig, "cause", None)
+    if sig is not None and str(getattr(cause, "value", cause)) in NO_RETRY_CAUSES:
+        return False
+    if sig is not None and getattr(sig, "retryable", None) is not None:
+        return bool(sig.retryable)
+    ex = attempt.exchange
+    return ex.status not in NO_RETRY_STATUSES
+
+
+def _route_missing(ex: Exchange, model: str) -> bool:
+    """A 404/405 that is about the URL, not the model (so another wire API may answer)."""
+    if ex.status not in (404, 405):
+        return False
+    text = (ex.body or "").lower()
+    return "model" not in text and model.lower() not in text
+
+
+class Prober:
+    """Sends the probe requests for one target under one budget; see the module docstring."""
+
+    def __init__(self, ctx: Context, adapter: Adapter, target: Target, client: httpx.Client, budget: Budget,
+                 classify: Classifier, sleep: Callable[[float], None] = time.sleep,
+                 rand: Callable[[], float] = random.random) -> None:
+        self.ctx, self.adapter, self.target, self.client = ctx, adapter, target, client
+        self.budget, self.classify, self.sleep, self.rand = budget, classify, sleep, rand
+        self.requests = 0
+        self.stopped = ""
+        self.routes = list(adapter.route_order(target))
+        self.exchanges: list[tuple[str, Exchange]] = []
+
+    def _timeout(self) -> float:
+        # One request may use at most half of what is left (at least 2 s), so a silent server cannot eat the
+        # whole run and the checks after this one still get their turn.
+        share = max(2.0, self.ctx.remaining() * 0.5)
+        return self.ctx.timeout(min(self.budget.request_timeout_s, share, max(0.05, self.ctx.remaining() - 0.2)))
+
+    def _send(self, model: str, req: Any) -> Exchange:
+        self.requests += 1
+        ex = send(self.client, self.adapter, req, timeout=self._timeout())
+        self.exchanges.append((model, ex))
+        if ex.kind in STOP_ALL_KINDS:
+            self.stopped = f"stopped after a connection failure ({ex.kind}): {ex.detail}"
+        return ex
+
+    def can_send(self) -> bool:
+        """True while the request cap, the deadline and earlier failures allow another request."""
+        return not self.stopped and self.requests < self.budget.max_requests \
+            and self.ctx.remaining() > self.budget.reserve_s
+
+    def list_models(self) -> Exchange | None:
+        """The spend-nothing model list (None when nothing may be sent)."""
+        if not self.can_send():
+            return None
+        return self._send("", self.adapter.list_request(self.target))
+
+    def probe(self, model: str, role: str) -> ModelRun:
+        """Up to `max_attempts` generations for `model`, stopping on success or a non-retryable failure."""
+        run = ModelRun(model, role)
+        waited = 0.0
+        while len(run.attempts) < self.budget.max_attempts:
+            if not self.can_send():
+                run.stop_reason = self.stopped or "request cap or deadline reached"
+                break
+            ex = self._send(model, self.adapter.generate_request(self.target, model, self.routes[0]))
+            while _route_missing(ex, model) and len(self.routes) > 1 and self.can_send():
+                self.routes.pop(0)  # this target does not serve that wire API: use the one that answers
+                ex = self._send(model, self.adapter.generate_request(self.target, model, self.routes[0]))
+            attempt = Attempt(ex, None if ex.ok else self.classify(ex), waited)
+            run.attempts.append(attempt)
+            if ex.ok:
+                run.stop_reason = "answered"
+                break
+            if ex.connection_failed and ex.kind in STOP_ALL_KINDS:
+                run.stop_reason = self.stopped
+                break
+            if not _retryable(attempt):
+                run.stop_reason = "not retryable"
+                break
+            if len(run.attempts) >= self.budget.max_attempts:
+                run.stop_reason = "attempts exhausted"
+                break
+            hint = parse_retry_after(ex.headers, self.ctx.now())
+            if hint is None and ex.body:
+                hint = retry_hint_in_body(ex.body)
+            n = len(run.attempts) - 1
+            backoff = min(self.budget.max_backoff_s, self.budget.backoff_s * (2 ** n))
+            wait = hint if hint is not None else backoff * (0.75 + 0.5 * self.rand())
+            if wait > self.ctx.remaining() - self.budget.reserve_s - 1.0:
+                too_long = f"Retry-After {wait:.0f} s is longer than the time left"
+                run.stop_reason = too_long if hint is not None else "no time left for another attempt"
+                break
+            self.sleep(wait)
+            waited = wait
+        return run

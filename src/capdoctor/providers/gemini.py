@@ -1,0 +1,65 @@
+"""The Gemini adapter: `generateContent` on the Generative Language API host (`/v1beta/models/{m}:…`).
+
+Contract: key in the `x-goog-api-key` header (never in the URL query, which would leak into logs), a
+one-word prompt with a small `maxOutputTokens`, and the model list at `/v1beta/models`. Errors use
+`{"error":{code,message,status,details}}` with quota facts in `details` (read by the quota check).
+No I/O here; no cause decisions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from capdoctor.context import Target
+from capdoctor.providers.base import OK, UNDECIDED, Adapter, Outcome, ProbeRequest, error_fields, join
+
+
+def _root(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    for suffix in ("/v1beta", "/v1"):
+        if base.endswith(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
+class GeminiAdapter(Adapter):
+    """generativelanguage.googleapis.com."""
+
+    name = "gemini"
+    default_base_url = "https://generativelanguage.googleapis.com"
+    default_model = "gemini-2.5-pro"
+    light_models = ("gemini-2.5-flash", "gemini-2.5-flash-lite")
+    official_hosts = ("generativelanguage.googleapis.com",)
+    key_envs = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    routes = ("generateContent",)
+
+    def auth_headers(self, target: Target) -> dict[str, str]:
+        """`x-goog-api-key`."""
+        return {"x-goog-api-key": target.api_key} if target.api_key else {}
+
+    def list_request(self, target: Target) -> ProbeRequest:
+        """GET /v1beta/models."""
+        return ProbeRequest("GET", join(_root(target.base_url), "v1beta/models"), "models",
+                            self.base_headers(target))
+
+    def route_order(self, target: Target) -> tuple[str, ...]:
+        """One route."""
+        return self.routes
+
+    def generate_request(self, target: Target, model: str, route: str) -> ProbeRequest:
+        """POST /v1beta/models/{model}:generateContent with a tiny output budget."""
+        name = model.removeprefix("models/")
+        body: dict[str, Any] = {"contents": [{"parts": [{"text": "ping"}]}],
+                                "generationConfig": {"maxOutputTokens": 16}}
+        headers = {**self.base_headers(target), "content-type": "application/json"}
+        return ProbeRequest("POST", join(_root(target.base_url), f"v1beta/models/{name}:generateContent"),
+                            route, headers, body)
+
+    def read_body(self, route: str, obj: Any) -> Outcome:
+        """`candidates` is output; `error` is the failure."""
+        err = error_fields(obj)
+        if err is not None:
+            return Outcome(error=err)
+        if isinstance(obj, dict) and ("candidates" in obj or "usageMetadata" in obj):
+            return OK
+        return UNDECIDED

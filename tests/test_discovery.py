@@ -1,0 +1,173 @@
+"""Target discovery: precedence (flags > capdoctor.toml > env > client configs > defaults), sources, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from capdoctor.context import Target
+from capdoctor.discovery import DiscoveryFlags, describe, discover, load_options, shell_exports
+from capdoctor.errors import ConfigError, UsageError
+from tests.setups.providers import free_dead_port
+
+FAKE = "sk-test-FAKEKEY-discovery-77"
+
+
+def find(home: Path, cwd: Path, env: dict[str, str] | None = None, **flags: Any) -> Target:
+    t = discover(DiscoveryFlags(**flags), env or {}, home, cwd, "linux")
+    assert t is not None
+    return t
+
+
+@pytest.fixture
+def cwd(tmp_path: Path) -> Path:
+    d = tmp_path / "project"
+    d.mkdir()
+    return d
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_nothing_configured_is_none(home: Path, cwd: Path) -> None:
+    assert discover(DiscoveryFlags(), {}, home, cwd, "linux") is None
+
+
+def test_env_key_alone_gives_an_openai_target(home: Path, cwd: Path) -> None:
+    t = find(home, cwd, {"OPENAI_API_KEY": FAKE})
+    assert t.provider == "openai" and t.base_url == "https://api.openai.com/v1"
+    assert t.api_key == FAKE and t.sources["api_key"] == "env OPENAI_API_KEY"
+    assert t.sources["model"] == "default"
+
+
+def test_precedence_and_sources(home: Path, cwd: Path) -> None:
+    write(cwd / "capdoctor.toml", 'provider = "anthropic"\nmodel = "claude-from-project"\n'
+                                  'alt_models = ["claude-haiku-4-5"]\n')
+    write(home / ".config/capdoctor/capdoctor.toml", 'model = "claude-from-user"\nbase_url = "https://user.example"\n')
+    env = {"ANTHROPIC_BASE_URL": "https://env.example", "ANTHROPIC_MODEL": "claude-from-env",
+           "ANTHROPIC_API_KEY": FAKE, "XDG_CONFIG_HOME": str(home / ".config")}
+    t = find(home, cwd, env)
+    assert (t.provider, t.model, t.base_url) == ("anthropic", "claude-from-project",
+                                                 "https://user.example")
+    assert t.sources["model"] == "./capdoctor.toml" or t.sources["model"].endswith("project/capdoctor.toml")
+    assert t.sources["base_url"].endswith(".config/capdoctor/capdoctor.toml")
+    assert t.alt_models == ("claude-haiku-4-5",)
+    flagged = find(home, cwd, env, model="claude-from-flag", base_url="http://127.0.0.1:8787")
+    assert flagged.model == "claude-from-flag" and flagged.sources["model"] == "flag --model"
+    assert flagged.sources["base_url"] == "flag --base-url"
+
+
+def test_env_beats_client_configs(home: Path, cwd: Path) -> None:
+    write(home / ".claude/settings.json", json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8787",
+                                                               "ANTHROPIC_MODEL": "claude-settings"}}))
+    t = find(home, cwd, {"ANTHROPIC_BASE_URL": "https://gateway.example", "ANTHROPIC_API_KEY": FAKE})
+    assert t.base_url == "https://gateway.example"
+    assert t.model == "claude-settings" and t.sources["model"] == "~/.claude/settings.json env"
+
+
+def test_claude_settings_alone(home: Path, cwd: Path) -> None:
+    write(home / ".claude/settings.json", json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8787",
+                                                               "ANTHROPIC_AUTH_TOKEN": FAKE}}))
+    t = find(home, cwd)
+    assert t.provider == "anthropic" and t.base_url == "http://127.0.0.1:8787"
+    assert t.api_key == FAKE and t.api_key_env == "ANTHROPIC_AUTH_TOKEN"
+    assert t.sources["api_key"] == "~/.claude/settings.json env"
+
+
+def test_codex_custom_provider(home: Path, cwd: Path) -> None:
+    write(home / "codexhome/config.toml", 'model = "gpt-5.5"\nmodel_provider = "relay"\n\n'
+          '[model_providers.relay]\nname = "Relay"\nbase_url = "https://relay.example/v1"\n'
+          'env_key = "RELAY_KEY"\nwire_api = "responses"\n')
+    t = find(home, cwd, {"CODEX_HOME": str(home / "codexhome"), "RELAY_KEY": FAKE})
+    assert (t.provider, t.base_url, t.model, t.wire_api) == (
+        "openai-compatible", "https://relay.example/v1", "gpt-5.5", "responses")
+    assert t.api_key == FAKE and t.api_key_env == "RELAY_KEY"
+    assert "[model_providers.relay]" in t.sources["base_url"]
+
+
+def test_codex_builtin_openai_speaks_responses(home: Path, cwd: Path) -> None:
+    write(home / ".codex/config.toml", 'model = "gpt-5.5"\n')
+    t = find(home, cwd, {"OPENAI_API_KEY": FAKE})
+    assert t.provider == "openai" and t.wire_api == "responses" and t.model == "gpt-5.5"
+    assert t.sources["model"] == "~/.codex/config.toml"
+
+
+def test_provider_inferred_from_flags(home: Path, cwd: Path) -> None:
+    assert find(home, cwd, model="claude-opus-4-7").provider == "anthropic"
+    assert find(home, cwd, base_url="https://generativelanguage.googleapis.com").provider == "gemini"
+    assert find(home, cwd, base_url="http://127.0.0.1:11434/v1", model="llama3").provider == \
+        "openai-compatible"
+    assert find(home, cwd, provider="ollama", model="llama3").provider == "openai-compatible"
+
+
+def test_api_key_env_names_the_variable(home: Path, cwd: Path) -> None:
+    t = find(home, cwd, {"MY_KEY": FAKE}, provider="openai", api_key_env="MY_KEY")
+    assert t.api_key == FAKE and t.sources["api_key"] == "env MY_KEY"
+    missing = find(home, cwd, {}, provider="openai", api_key_env="NOT_SET")
+    assert missing.api_key is None and "not set" in missing.sources["api_key"]
+
+
+def test_malformed_toml_names_file_and_line(home: Path, cwd: Path) -> None:
+    write(cwd / "capdoctor.toml", 'provider = "openai"\nmodel = \n')
+    with pytest.raises(ConfigError, match=r"capdoctor.toml.*line 2"):
+        find(home, cwd)
+
+
+def test_malformed_codex_toml(home: Path, cwd: Path) -> None:
+    write(home / ".codex/config.toml", "model = 'x'\n[model_providers\n")
+    with pytest.raises(ConfigError, match=r"~/.codex/config.toml: invalid TOML.*line 2"):
+        find(home, cwd, {"OPENAI_API_KEY": FAKE})
+
+
+def test_malformed_claude_json_names_line(home: Path, cwd: Path) -> None:
+    write(home / ".claude/settings.json", '{\n  "env": {\n    "ANTHROPIC_MODEL": "x",\n  }\n}\n')
+    with pytest.raises(ConfigError, match=r"~/.claude/settings.json:4: invalid JSON"):
+        find(home, cwd)
+
+
+def test_wrong_types_and_values(home: Path, cwd: Path) -> None:
+    write(cwd / "capdoctor.toml", 'provider = "openai"\nmodel = 5\n')
+    with pytest.raises(ConfigError, match=r"capdoctor.toml:2: 'model' must be a string"):
+        find(home, cwd)
+    (cwd / "capdoctor.toml").unlink()
+    with pytest.raises(UsageError, match="unknown provider 'nope'"):
+        find(home, cwd, provider="nope")
+    with pytest.raises(UsageError, match="must start with http"):
+        find(home, cwd, provider="openai", base_url="api.openai.com/v1")
+
+
+def test_options(home: Path, cwd: Path) -> None:
+    write(home / ".config/capdoctor/capdoctor.toml", '[options]\nstatus_url = "http://user"\nsince = "2h"\n')
+    write(cwd / "capdoctor.toml", '[options]\nstatus_url = "http://project"\n')
+    opts = load_options(cwd, home, {"XDG_CONFIG_HOME": str(home / ".config")}, "linux")
+    assert opts == {"status_url": "http://project", "since": "2h"}
+
+
+def test_describe_never_contains_the_key_and_flags_dead_loopback(home: Path, cwd: Path) -> None:
+    port = free_dead_port()
+    write(home / ".zshrc", f"alias ll='ls -l'\nexport ANTHROPIC_BASE_URL=http://127.0.0.1:{port}\n")
+    env = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": FAKE}
+    t = discover(DiscoveryFlags(), env, home, cwd, "linux")
+    info = describe(t, env, home, cwd, "linux")
+    text = json.dumps(info)
+    assert FAKE not in text
+    assert info["key"] == {"present": True, "env": "ANTHROPIC_API_KEY", "source": "env ANTHROPIC_API_KEY"}
+    assert info["settings"]["base_url"]["source"] == "env ANTHROPIC_BASE_URL"
+    assert info["settings"]["key"] == {"value": "set (ANTHROPIC_API_KEY)", "source": "env ANTHROPIC_API_KEY"}
+    kinds = {f["kind"] for f in info["findings"]}
+    assert {"dead_loopback", "shell_export"} <= kinds
+    assert shell_exports(home) == [{"file": "~/.zshrc", "line": 2, "variable": "ANTHROPIC_BASE_URL"}]
+
+
+def test_describe_relay_and_no_target(home: Path, cwd: Path) -> None:
+    t = discover(DiscoveryFlags(provider="openai", base_url="https://relay.example/v1"), {}, home, cwd, "linux")
+    info = describe(t, {}, home, cwd, "linux")
+    assert {"relay", "no_key"} <= {f["kind"] for f in info["findings"]}
+    empty = describe(None, {}, home, cwd, "linux")
+    assert empty["target"] is None and empty["findings"][0]["kind"] == "no_target"
