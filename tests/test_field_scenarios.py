@@ -70,7 +70,7 @@ def test_field_scenario(path: Path, tmp_path: Path, home: Path) -> None:
 
         scenario = SCENARIOS[spec["scenario"]]
         shape = spec.get("provider", getattr(scenario, "provider", "openai"))
-        provider = {"ollama": "openai-compatible", "openrouter": "openai-compatible"}.get(shape, shape)
+        provider = {"ollama": "openai-compatible"}.get(shape, shape)
         base_url = sim.base_url("openai-compatible" if shape == "ollama" else shape)
         model = spec.get("model", scenario.primary_model)
         alts = spec.get("alt_models", list(scenario.alt_models))

@@ -101,3 +101,17 @@ def test_ranking_lists_every_cause_sorted() -> None:
 def test_decide_is_pure() -> None:
     results = [res("models", Status.FAIL, (C.CAPACITY, S.STRONG))]
     assert decide(results) == decide(list(results))
+
+
+def test_tun_with_every_model_failing_tilts_towards_network() -> None:
+    models = CheckResult("models", "Switch model", 1, Status.FAIL, "all fail",
+                         (Finding(C.ACCOUNT, S.MODERATE, "every model refused"),), (),
+                         {"models": [{"model": "a", "outcome": "fail"}, {"model": "b", "outcome": "fail"}]})
+    tun = CheckResult("proxy", "Proxy", 4, Status.WARN, "tun",
+                      (Finding(C.NETWORK, S.WEAK, "fake ip", {"host": "api", "resolved": ["198.18.0.7"]}),))
+    assert decide([models]).cause == "account"
+    assert decide([models, tun]).cause == "network"
+    healthy = CheckResult("models", "Switch model", 1, Status.FAIL, "one fails",
+                          models.findings, (), {"models": [{"model": "a", "outcome": "fail"},
+                                                           {"model": "b", "outcome": "ok"}]})
+    assert decide([healthy, tun]).cause == "account"

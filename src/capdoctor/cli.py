@@ -26,7 +26,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-Provider = Annotated[str | None, typer.Option(help="openai, anthropic, gemini or openai-compatible.",
+Provider = Annotated[str | None, typer.Option(help="openai, anthropic, gemini, openai-compatible, openrouter or azure.",
                                               rich_help_panel="Target")]
 BaseUrl = Annotated[str | None, typer.Option("--base-url", help="What the provider's SDK takes as base URL.",
                                              rich_help_panel="Target")]

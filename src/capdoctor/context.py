@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
     from capdoctor.model import CheckResult
 
-PROVIDERS = ("openai", "anthropic", "gemini", "openai-compatible")
-
 
 @dataclass(frozen=True)
 class Target:

@@ -19,7 +19,7 @@ from capdoctor.errors import UsageError
 DEMO_DROPPED_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "OPENAI_API_KEY", "OPENAI_BASE_URL",
                     "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY",
                     "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_HOST")
-TARGET_PROVIDER = {"ollama": "openai-compatible", "openrouter": "openai-compatible"}
+TARGET_PROVIDER = {"ollama": "openai-compatible"}
 """Simulator shapes that a client reaches through the OpenAI-compatible adapter."""
 
 

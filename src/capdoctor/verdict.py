@@ -15,7 +15,7 @@ capacity evidence); the verdict only weighs.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from capdoctor.model import (
@@ -129,6 +129,52 @@ NONE_TEXT = CauseText(
 )
 
 
+@dataclass(frozen=True)
+class Rule:
+    """A cross-stage rule: when `applies(results)`, add `bonus` to one cause and scale others.
+
+    Rules encode what no single check can see alone, e.g. that every model failing *while* the provider's
+    traffic runs through a TUN with fake-IP DNS is more likely the route than the account's quota.
+    """
+
+    name: str
+    applies: Callable[[Sequence[CheckResult]], bool]
+    bonus: tuple[str, float]
+    scale: Mapping[str, float]
+
+
+def _tun_captures_provider(results: Sequence[CheckResult]) -> bool:
+    """The proxy check saw fake-IP answers for the provider's host or a TUN carrying its traffic."""
+    for result in results:
+        for f in result.findings:
+            if f.cause is Cause.NETWORK and _weight(f) > 0 and (
+                "resolved" in f.data
+                or (f.data.get("interface") and f.data.get("interface") == f.data.get("egress_interface"))
+            ):
+                return True
+    return False
+
+
+def _every_model_failed(results: Sequence[CheckResult]) -> bool:
+    """The models check probed at least one model and none of them answered."""
+    for result in results:
+        models = result.data.get("models") if result.id == "models" else None
+        if isinstance(models, list) and models:
+            return all(isinstance(m, dict) and m.get("outcome") == "fail" for m in models)
+    return False
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "every model fails while a TUN/fake-IP resolver carries the provider's traffic",
+        lambda rs: _tun_captures_provider(rs) and _every_model_failed(rs),
+        (Cause.NETWORK.value, WEIGHTS[Strength.MODERATE]),
+        {Cause.QUOTA.value: 0.75, Cause.ACCOUNT.value: 0.75},
+    ),
+)
+"""Cross-stage rules, applied after the per-finding weights."""
+
+
 def _weight(finding: Finding) -> float:
     return WEIGHTS[finding.strength]
 
@@ -148,6 +194,12 @@ def score(results: Sequence[CheckResult]) -> dict[str, float]:
     for cause in totals:
         if any_strong - {cause} and strongest[cause] <= WEIGHTS[Strength.WEAK]:
             totals[cause] *= WEAK_ONLY_DISCOUNT
+    for rule in RULES:
+        if rule.applies(results):
+            cause, bonus = rule.bonus
+            totals[cause] += bonus
+            for other, factor in rule.scale.items():
+                totals[other] *= factor
     return {c: max(0.0, v) for c, v in totals.items()}
 
 
