@@ -45,9 +45,19 @@ def test_env_secrets_are_found_by_name() -> None:
 def test_cli_start_up_imports_nothing_heavy() -> None:
     """`--version` and `checks` must not pay for httpx, psutil, NVML, hyperscan or the simulator."""
     code = (
-        "import sys; import capdoctor.cli; from capdoctor.registry import all_checks; all_checks(); "
-        "heavy = {'httpx', 'psutil', 'pynvml', 'hyperscan', 'zstandard', 'ssl'}; "
-        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
+        "import sys; import capdoctor.cli; from capdoctor.registry import BUILTIN, selected_infos; "
+        "selected_infos(['models'], None); "
+        "heavy = {'httpx', 'psutil', 'pynvml', 'hyperscan', 'zstandard', 'ssl', 'capdoctor.checks', 'rich'}; "
+        "print(sorted(({m.split('.')[0] for m in sys.modules} | {m.rsplit('.', 1)[0] for m in sys.modules}) & heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_registry_rows_match_the_check_classes() -> None:
+    from capdoctor.registry import BUILTIN, load
+
+    for info in BUILTIN:
+        check = load(info)
+        assert (check.id, check.title, check.stage, check.description) == (
+            info.id, info.title, info.stage, info.description)

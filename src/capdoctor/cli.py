@@ -129,9 +129,9 @@ def _request(target: Any, timeout: float, only: list[str] | None, skip: list[str
 
 def _validate(only: list[str] | None, skip: list[str] | None) -> None:
     """Reject unknown check ids before any discovery or network work starts."""
-    from capdoctor.registry import select
+    from capdoctor.registry import selected_infos
 
-    select(only, skip)
+    selected_infos(only, skip)
 
 
 def _header(target: Any) -> str:
@@ -143,10 +143,10 @@ def _header(target: Any) -> str:
 @app.command("checks")
 def checks_cmd() -> None:
     """List the checks, in stage order: id, title, what it tells."""
-    from capdoctor.registry import all_checks
+    from capdoctor.registry import BUILTIN
 
-    for check in all_checks():
-        print(f"{check.stage}  {check.id:<9} {check.title:<24} {check.description}")
+    for info in BUILTIN:
+        print(f"{info.stage}  {info.id:<9} {info.title:<24} {info.description}")
 
 
 @app.command("diagnose")

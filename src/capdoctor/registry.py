@@ -1,11 +1,15 @@
-"""The ordered registry of built-in checks.
+"""The ordered registry of built-in checks: their listing data, and where each implementation lives.
 
-A plain ordered list of import paths (stage order), resolved on demand: `capdoctor checks` must not pay for
-importing httpx or psutil. Adding a check means adding one line here; nothing else dispatches on check ids.
+Listing checks (`capdoctor checks`, unknown-id errors) must not import them: the check modules pull in
+probes, dataclasses and thread pools that cost more than the CLI framework itself. So the registry keeps
+each check's id, title, stage and one-line description as data, next to the `module:Class` path that is
+imported only when a run needs the check. A test pins that this data matches the classes.
+Adding a check means adding one row here; nothing else dispatches on check ids.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING
 
@@ -14,50 +18,77 @@ from capdoctor.errors import UsageError
 if TYPE_CHECKING:
     from capdoctor.check import Check
 
-BUILTIN: tuple[str, ...] = (
-    "capdoctor.checks.models:ModelsCheck",
-    "capdoctor.checks.status:StatusCheck",
-    "capdoctor.checks.paths:PathsCheck",
-    "capdoctor.checks.proxy:ProxyCheck",
-    "capdoctor.checks.quota:QuotaCheck",
-    "capdoctor.checks.client:ClientCheck",
-    "capdoctor.checks.hardware:HardwareCheck",
-    "capdoctor.checks.logs:LogsCheck",
+
+@dataclass(frozen=True)
+class CheckInfo:
+    """What `capdoctor checks` shows about one check, and where its implementation lives."""
+
+    id: str
+    title: str
+    stage: int
+    description: str
+    path: str
+
+
+BUILTIN: tuple[CheckInfo, ...] = (
+    CheckInfo("models", "Switch model", 1,
+              "probe the primary model and a lighter one: capacity when switching the model fixes it",
+              "capdoctor.checks.models:ModelsCheck"),
+    CheckInfo("status", "Provider status page", 2,
+              "read the provider's status page: an ongoing incident is capacity evidence",
+              "capdoctor.checks.status:StatusCheck"),
+    CheckInfo("paths", "Network paths", 3,
+              "compare direct, env-proxy and system-proxy paths to the provider: DNS/TCP/TLS/TTFB, errors, exit",
+              "capdoctor.checks.paths:PathsCheck"),
+    CheckInfo("proxy", "Proxy and TUN", 4,
+              "what sits between you and the provider: env/system proxy, TUN, fake-IP DNS, TLS interception",
+              "capdoctor.checks.proxy:ProxyCheck"),
+    CheckInfo("quota", "Quota and rate limits", 5,
+              "read rate-limit headers and key endpoints: exhausted quota vs healthy headroom",
+              "capdoctor.checks.quota:QuotaCheck"),
+    CheckInfo("client", "Client", 6,
+              "which AI clients are installed, how they are set up, and whether they are current",
+              "capdoctor.checks.client:ClientCheck"),
+    CheckInfo("hardware", "Local GPU and memory", 7,
+              "local model servers, GPU memory (NVML / Apple unified memory), RAM and swap",
+              "capdoctor.checks.hardware:HardwareCheck"),
+    CheckInfo("logs", "Logs", 8,
+              "what the clients' own logs say: which errors, how often, when, on which models",
+              "capdoctor.checks.logs:LogsCheck"),
 )
 
 
-def _load(path: str) -> Check | None:
-    """Instantiate the check at `module:Class`, or None while that module does not exist yet."""
-    module_name, _, cls_name = path.partition(":")
-    try:
-        module = import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            return None
-        raise
-    check: Check = getattr(module, cls_name)()
+def load(info: CheckInfo) -> Check:
+    """Import and instantiate the check that `info` describes."""
+    module_name, _, cls_name = info.path.partition(":")
+    check: Check = getattr(import_module(module_name), cls_name)()
     return check
 
 
 def all_checks() -> list[Check]:
-    """Every built-in check, in stage order."""
-    found = [c for c in (_load(p) for p in BUILTIN) if c is not None]
-    return sorted(found, key=lambda c: c.stage)
+    """Every built-in check, instantiated, in stage order."""
+    return [load(info) for info in sorted(BUILTIN, key=lambda i: i.stage)]
 
 
-def select(only: list[str] | None = None, skip: list[str] | None = None) -> list[Check]:
-    """The checks named by `--only`/`--skip` (comma lists allowed), in stage order; unknown ids are a usage error."""
-    checks = all_checks()
-    known = {c.id for c in checks}
+def selected_infos(only: list[str] | None = None, skip: list[str] | None = None) -> list[CheckInfo]:
+    """The registry rows named by `--only`/`--skip` (comma lists allowed), in stage order, without importing.
+
+    Unknown ids are a usage error that lists the known ones.
+    """
+    known = [i.id for i in BUILTIN]
 
     def ids(values: list[str] | None) -> set[str]:
         out = {v.strip() for raw in values or [] for v in raw.split(",") if v.strip()}
-        unknown = sorted(out - known)
+        unknown = sorted(out - set(known))
         if unknown:
-            raise UsageError(
-                f"unknown check id(s): {', '.join(unknown)} (known: {', '.join(c.id for c in checks)})"
-            )
+            raise UsageError(f"unknown check id(s): {', '.join(unknown)} (known: {', '.join(known)})")
         return out
 
     wanted, unwanted = ids(only), ids(skip)
-    return [c for c in checks if (not wanted or c.id in wanted) and c.id not in unwanted]
+    rows = [i for i in BUILTIN if (not wanted or i.id in wanted) and i.id not in unwanted]
+    return sorted(rows, key=lambda i: i.stage)
+
+
+def select(only: list[str] | None = None, skip: list[str] | None = None) -> list[Check]:
+    """The checks named by `--only`/`--skip`, instantiated, in stage order."""
+    return [load(info) for info in selected_infos(only, skip)]
