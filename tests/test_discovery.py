@@ -42,7 +42,7 @@ def test_nothing_configured_is_none(home: Path, cwd: Path) -> None:
 def test_env_key_alone_gives_an_openai_target(home: Path, cwd: Path) -> None:
     t = find(home, cwd, {"OPENAI_API_KEY": FAKE})
     assert t.provider == "openai" and t.base_url == "https://api.openai.com/v1"
-    assert t.api_key == FAKE and t.sources["api_key"] == "env OPENAI_API_KEY"
+    assert t.api_key == FAKE and t.sources["key"] == "env OPENAI_API_KEY"
     assert t.sources["model"] == "default"
 
 
@@ -77,7 +77,7 @@ def test_claude_settings_alone(home: Path, cwd: Path) -> None:
     t = find(home, cwd)
     assert t.provider == "anthropic" and t.base_url == "http://127.0.0.1:8787"
     assert t.api_key == FAKE and t.api_key_env == "ANTHROPIC_AUTH_TOKEN"
-    assert t.sources["api_key"] == "~/.claude/settings.json env"
+    assert t.sources["key"] == "~/.claude/settings.json env"
 
 
 def test_codex_custom_provider(home: Path, cwd: Path) -> None:
@@ -108,9 +108,9 @@ def test_provider_inferred_from_flags(home: Path, cwd: Path) -> None:
 
 def test_api_key_env_names_the_variable(home: Path, cwd: Path) -> None:
     t = find(home, cwd, {"MY_KEY": FAKE}, provider="openai", api_key_env="MY_KEY")
-    assert t.api_key == FAKE and t.sources["api_key"] == "env MY_KEY"
+    assert t.api_key == FAKE and t.sources["key"] == "env MY_KEY"
     missing = find(home, cwd, {}, provider="openai", api_key_env="NOT_SET")
-    assert missing.api_key is None and "not set" in missing.sources["api_key"]
+    assert missing.api_key is None and "not set" in missing.sources["key"]
 
 
 def test_malformed_toml_names_file_and_line(home: Path, cwd: Path) -> None:

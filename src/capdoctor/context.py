@@ -27,7 +27,7 @@ class Target:
 
     `api_key` holds the secret itself (read from the variable named by `api_key_env`, or from a client's
     config); it is excluded from `repr` and from `to_dict`, and the redactor scrubs its value from every
-    output. `sources` maps a field name (`provider`, `base_url`, `model`, `api_key`…) to a human source
+    output. `sources` maps a field name (`provider`, `base_url`, `model`, `key`…) to a human source
     such as `flag --base-url`, `env OPENAI_BASE_URL` or `~/.codex/config.toml`.
     `wire_api` is `"chat"` or `"responses"` when known (Codex config `wire_api`), else None.
     """

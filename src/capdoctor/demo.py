@@ -107,7 +107,11 @@ def print_config(target: Any, json_out: bool) -> int:
         else:
             table.add_row(key, str(row), "")
     console = Console(highlight=False)
-    console.print(table)
+    if table.row_count:
+        console.print(table)
+    for f in shown.get("files") or []:
+        if isinstance(f, dict) and f.get("exists"):
+            console.print(f"  read {f.get('path')} ({f.get('kind')})", style="dim")
     for line in shown.get("findings") or []:
         console.print(f"! {line.get('message', line) if isinstance(line, dict) else line}")
     return 0

@@ -411,17 +411,17 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
     api_key: str | None = None
     if key_env:
         api_key = env.get(str(key_env)) or None
-        sources["api_key"] = f"env {key_env}" + ("" if api_key else " (not set)")
+        sources["key"] = f"env {key_env}" + ("" if api_key else " (not set)")
         sources["api_key_env"] = key_src
     else:
         for var in KEY_ENV.get(provider, ()):
             if env.get(var):
-                key_env, api_key, sources["api_key"] = var, env[var], f"env {var}"
+                key_env, api_key, sources["key"] = var, env[var], f"env {var}"
                 break
         if not api_key and provider == "anthropic":
             for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
                 if claude_keys.get(var):
-                    key_env, api_key, sources["api_key"] = var, claude_keys[var], claude_keys[f"__source__{var}"]
+                    key_env, api_key, sources["key"] = var, claude_keys[var], claude_keys[f"__source__{var}"]
                     break
     if not str(base_url).startswith(("http://", "https://")):
         raise UsageError(f"base URL {base_url!r} ({sources['base_url']}) must start with http:// or https://")
@@ -493,9 +493,9 @@ def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Pat
         "alt_models": {"value": list(target.alt_models), "source": src.get("alt_models", "default (provider table)")},
         "wire_api": {"value": target.wire_api, "source": src.get("wire_api", "default (adapter)")},
         "key": {"value": f"set ({target.api_key_env})" if target.api_key else "not set",
-                    "source": src.get("api_key", "")},
+                    "source": src.get("key", "")},
     }
-    out["key"] = {"present": bool(target.api_key), "env": target.api_key_env, "source": src.get("api_key")}
+    out["key"] = {"present": bool(target.api_key), "env": target.api_key_env, "source": src.get("key")}
     adapter = adapter_for(target.provider)
     if is_loopback(target.base_url):
         open_ = _port_open(target.base_url)
@@ -517,6 +517,6 @@ def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Pat
                          "message": f"No key found for {target.provider} ("
                                     f"{src.get('api_key') or ', '.join(KEY_ENV.get(target.provider, ()))})."})
     elif target.api_key.startswith(("http://", "https://")) or "${" in target.api_key or "$(" in target.api_key:
-        findings.append({"kind": "key_shape", "cause": "client", "source": src.get("api_key"),
+        findings.append({"kind": "key_shape", "cause": "client", "source": src.get("key"),
                          "message": "The key looks like a URL or an unexpanded template, not a key."})
     return out

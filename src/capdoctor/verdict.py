@@ -228,8 +228,19 @@ def decide(results: Sequence[CheckResult]) -> Verdict:
     if top <= 0:
         ran = [r for r in results if r.status is not Status.SKIP]
         broken = [r for r in ran if r.status in (Status.FAIL, Status.ERROR)]
-        if ran and not broken:
+        skipped = [r for r in results if r.status is Status.SKIP]
+        if ran and not broken and len(ran) >= len(skipped):
             return Verdict(NONE, 1.0 - 0.5 ** len(ran), NONE_TEXT.summary, ranking, (), NONE_TEXT.steps)
+        if ran and not broken:  # most checks could not run: "nothing wrong" would overstate what was seen
+            return Verdict(
+                INCONCLUSIVE, 0.0,
+                f"Inconclusive: nothing wrong among the {len(ran)} check(s) that ran, but {len(skipped)} of "
+                f"{len(results)} could not run.",
+                ranking, tuple(f"{r.id}: {r.summary}" for r in skipped),
+                (NextStep("Give capdoctor the target your client uses so the provider checks can run.",
+                          "capdoctor diagnose --provider openai --model MODEL --api-key-env OPENAI_API_KEY"),
+                 NextStep("See what was discovered and from where.", "capdoctor config")),
+            )
         why = (
             "nothing could be checked (every check was skipped)"
             if not ran

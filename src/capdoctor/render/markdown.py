@@ -35,7 +35,8 @@ def render(report: dict[str, Any]) -> str:
         for key in ("provider", "base_url", "model", "alt_models", "wire_api", "api_key_present", "api_key_env"):
             value = target.get(key)
             shown = ", ".join(value) if isinstance(value, list) else value
-            lines.append(f"| {key} | {_cell(shown)} | {_cell(sources.get(key.replace('_present', ''), ''))} |")
+            source = sources.get("key" if key.startswith("api_key") else key, "")
+            lines.append(f"| {key} | {_cell(shown)} | {_cell(source)} |")
         lines.append("")
     lines += ["## Checks", "", "| | check | status | time | summary |", "|---|---|---|---|---|"]
     for c in report["checks"]:
