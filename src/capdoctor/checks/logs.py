@@ -1,0 +1,58 @@
+"""The `logs` check: what the clients' own logs say about recent failures, as findings for the verdict.
+
+Contract: reads the logs named by `ctx.target.logs` and `ctx.options["logs"]`, else discovers the
+clients' logs under `ctx.home` (Codex, Claude Code, Gemini CLI, Copilot CLI, Cursor, Ollama), only data
+newer than `ctx.options["since"]` (default 7d). Findings carry the signature id, counts, first/last seen,
+a redacted example, model and request ids; pattern findings (peak hours, model spread) come beside them.
+It skips, with the reason, when no logs are found. It must not read credentials or touch the network;
+heavy imports (hyperscan, zstandard) happen inside `run`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from capdoctor.check import Need
+from capdoctor.model import CheckResult, skipped
+
+if TYPE_CHECKING:
+    from capdoctor.context import Context
+
+
+class LogsCheck:
+    """Scan the AI clients' logs and session files for the error-signature table."""
+
+    id = "logs"
+    title = "Logs"
+    stage = 8
+    description = "what the clients' own logs say: which errors, how often, when, on which models"
+    needs: frozenset[Need] = frozenset()
+    after: tuple[str, ...] = ()
+
+    def run(self, ctx: Context) -> CheckResult:
+        """Scan named or discovered logs and return findings that combine with the live checks."""
+        from capdoctor.logscan.command import run_logs
+
+        paths = [str(p) for p in (ctx.target.logs if ctx.target else ())]
+        extra = ctx.options.get("logs") or []
+        paths += [extra] if isinstance(extra, str) else [str(p) for p in extra]
+        missing = [p for p in paths if p != "-" and not _exists(p)]
+        if missing:
+            return skipped(self, f"log path not found: {missing[0]}")
+        since = ctx.options.get("since")
+        try:
+            run = run_logs(paths, since=str(since) if since else None, env=ctx.env, home=ctx.home,
+                           platform=ctx.platform, now=ctx.now(), stage=self)
+        except ValueError as exc:
+            return skipped(self, str(exc))
+        result = run.check
+        if result.status.value == "skip" and not paths:
+            return skipped(self, "no client logs found (Codex, Claude Code, Gemini CLI, Copilot, Cursor, "
+                                 "Ollama); pass --log PATH")
+        return result
+
+
+def _exists(path: str) -> bool:
+    import os
+
+    return os.path.lexists(path)

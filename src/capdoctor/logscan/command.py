@@ -1,0 +1,89 @@
+"""`capdoctor logs PATH...`: scan logs, judge from them alone, print JSON or the terminal view.
+
+Contract: `run_logs(...)` is the one pipeline (expand → scan → patterns → findings → verdict → document)
+shared by the command and the `logs` check; `logs_command(...)` adds argument checks and output, and
+returns the exit code (2 with one clear line on `err` for a missing path or a bad `--since`; otherwise
+`exitcodes.for_verdict`). The lead wires `logs_command` into cli.py. It never prints a traceback for bad
+input and never prints a secret: documents are redacted in `findings.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+from capdoctor.model import CheckResult, Verdict
+
+DEFAULT_SINCE = "7d"
+
+
+@dataclass
+class LogsRun:
+    """Everything one logs run produced: the check-shaped result, the verdict and the JSON document."""
+
+    check: CheckResult
+    verdict: Verdict
+    doc: dict[str, Any]
+
+
+def run_logs(paths: Sequence[str], *, since: str | None, env: Mapping[str, str], home: Path, platform: str,
+             now: datetime | None = None, stage: Any = None, discover_when_empty: bool = True,
+             engine: str | None = None) -> LogsRun:
+    """Scan `paths` (or the discovered client logs when there are none) and judge. ValueError: bad since."""
+    from capdoctor.logscan import discovery, findings, patterns, scanner, sources
+    from capdoctor.logscan.timestamps import parse_since
+
+    now = now or datetime.now(timezone.utc)
+    cutoff = parse_since(since or DEFAULT_SINCE, now)
+    named = list(paths)
+    discovered: list[tuple[str, Path]] = []
+    if not named and discover_when_empty:
+        discovered = discovery.discover(env, home, platform)
+    srcs, skipped = sources.expand(named, since_ts=cutoff.timestamp() if cutoff else None)
+    if discovered:
+        more, more_skipped = sources.expand([str(p) for _, p in discovered],
+                                            since_ts=cutoff.timestamp() if cutoff else None,
+                                            keep=discovery.wanted)
+        srcs += more
+        skipped += more_skipped
+    result = scanner.scan(srcs, scanner.ScanOptions(since=cutoff, now=now, engine=engine))
+    result.files += [scanner.FileInfo(s.path, skipped=s.reason) for s in skipped]
+    pats = patterns.analyse(result.events)
+    check = findings.logs_result(result, pats, home=str(home), stage=stage)
+    verdict = findings.verdict_of(check)
+    extra = {
+        "since": cutoff.isoformat().replace("+00:00", "Z") if cutoff else None,
+        "discovered": [{"client": c, "path": sources.display_path(str(p), home)} for c, p in discovered],
+    }
+    doc = findings.to_json(result, pats, verdict, home, extra)
+    return LogsRun(check, verdict, doc)
+
+
+def logs_command(paths: list[str], as_json: bool, since: str | None, verbose: bool, out: TextIO,
+                 err: TextIO) -> int:
+    """Run `capdoctor logs` and return its exit code (see the module docstring)."""
+    from capdoctor.exitcodes import ExitCode, for_verdict
+
+    for p in paths:
+        if p != "-" and not os.path.lexists(p):
+            err.write(f"capdoctor: no such file or directory: {p}\n")
+            return int(ExitCode.USAGE)
+    try:
+        run = run_logs(paths, since=since, env=os.environ, home=Path.home(), platform=sys.platform)
+    except ValueError as exc:
+        err.write(f"capdoctor: {exc}\n")
+        return int(ExitCode.USAGE)
+    if as_json:
+        json.dump(run.doc, out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    else:
+        from capdoctor.render.logs import render
+
+        render(run.doc, out, verbose=verbose)
+    return int(for_verdict(run.verdict.cause))

@@ -1,0 +1,63 @@
+"""Where the AI coding clients keep their logs and session files, per platform: data, plus one lookup.
+
+Contract: `discover(env, home, platform)` returns the `(client, path)` pairs that exist under the given
+home/environment (Codex, Claude Code, Gemini CLI, Copilot CLI, Cursor, Ollama), directories included;
+the scanner walks directories and keeps only recent files. It reads the environment only through the
+mapping it is given and the file system only to test existence; it never reads file contents, and never
+looks at credentials (`auth.json`, `.credentials.json` are excluded by name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+LOG_SUFFIXES = (".log", ".jsonl", ".json", ".txt", ".out", ".err", ".gz", ".zst", ".zstd")
+"""In discovered directories only these files are read (session stores also hold SQLite and images)."""
+
+SECRET_NAMES = frozenset({"auth.json", ".credentials.json", "credentials.json", "oauth_creds.json",
+                          "config.json", "settings.json", "mcp-config.json"})
+"""Never read, even if they match a suffix: they hold tokens or settings, not logs."""
+
+
+def _root(env: Mapping[str, str], var: str, default: Path) -> Path:
+    value = env.get(var)
+    return Path(value).expanduser() if value else default
+
+
+def candidates(env: Mapping[str, str], home: Path, platform: str) -> list[tuple[str, Path]]:
+    """Every place a client may keep logs on `platform`, existing or not (tests and `-v` show them)."""
+    codex = _root(env, "CODEX_HOME", home / ".codex")
+    claude = _root(env, "CLAUDE_CONFIG_DIR", home / ".claude")
+    copilot = _root(env, "COPILOT_HOME", home / ".copilot")
+    out = [
+        ("codex", codex / "log"),
+        ("codex", codex / "sessions"),
+        ("claude-code", claude / "projects"),
+        ("claude-code", claude / "debug"),
+        ("gemini-cli", home / ".gemini" / "tmp"),
+        ("copilot-cli", copilot / "logs"),
+        ("ollama", home / ".ollama" / "logs"),
+    ]
+    if platform == "darwin":
+        out.append(("cursor", home / "Library" / "Application Support" / "Cursor" / "logs"))
+    elif platform == "win32":
+        appdata = Path(env["APPDATA"]) if env.get("APPDATA") else home / "AppData" / "Roaming"
+        local = Path(env["LOCALAPPDATA"]) if env.get("LOCALAPPDATA") else home / "AppData" / "Local"
+        out.append(("cursor", appdata / "Cursor" / "logs"))
+        out.append(("ollama", local / "Ollama"))
+    else:
+        config = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+        out.append(("cursor", config / "Cursor" / "logs"))
+    return out
+
+
+def discover(env: Mapping[str, str], home: Path, platform: str) -> list[tuple[str, Path]]:
+    """The client log locations that exist here."""
+    return [(client, path) for client, path in candidates(env, home, platform) if path.exists()]
+
+
+def wanted(path: str) -> bool:
+    """Whether a file found while walking a discovered directory is a log worth reading."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return name not in SECRET_NAMES and name.endswith(LOG_SUFFIXES)

@@ -1,0 +1,111 @@
+"""The multi-pattern prefilter: one engine over every literal anchor of the signature table.
+
+Contract: `build_prefilter()` returns an object whose `ends(buf)` lists the end offsets of every literal
+occurrence in a bytes buffer (case-insensitive for ASCII). It uses hyperscan (block mode, SINGLEMATCH off,
+so every occurrence is reported) when the module imports, else a pure-Python fallback: one lower-casing
+pass, then one trie-shaped regex of the escaped literals. Only candidate lines found here are decoded
+and confirmed by the signature regexes; this module never decodes text or classifies anything.
+Heavy imports (hyperscan) happen inside `build_prefilter`, never at import time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+
+class Prefilter(Protocol):
+    """Finds candidate positions in raw bytes."""
+
+    name: str
+
+    def ends(self, buf: bytes | memoryview) -> list[int]:
+        """End offsets (exclusive) of every literal occurrence in `buf`, in any order."""
+        ...
+
+
+def _hs_escape(literal: bytes) -> bytes:
+    """A hyperscan (PCRE) pattern matching `literal` exactly: every non-alphanumeric byte as \\xHH."""
+    return b"".join(
+        bytes([b]) if (48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122) else b"\\x%02x" % b for b in literal
+    )
+
+
+class HyperscanPrefilter:
+    """Hyperscan block-mode database of all literals (caseless), reporting every match end offset."""
+
+    name = "hyperscan"
+
+    def __init__(self, literals: Sequence[bytes]) -> None:
+        import hyperscan
+
+        self._hs: Any = hyperscan
+        self._db: Any = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        exprs = [_hs_escape(lit) for lit in literals]
+        self._db.compile(
+            expressions=exprs,
+            ids=list(range(len(exprs))),
+            elements=len(exprs),
+            flags=[hyperscan.HS_FLAG_CASELESS] * len(exprs),
+        )
+        self._scratch: Any = hyperscan.Scratch(self._db)
+
+    def ends(self, buf: bytes | memoryview) -> list[int]:
+        """Every match end offset in `buf` (a line with several anchors is reported several times)."""
+        out: list[int] = []
+        append = out.append
+
+        def _on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+            append(end)
+
+        self._db.scan(buf, match_event_handler=_on_match, scratch=self._scratch)
+        return out
+
+
+def trie_pattern(literals: Sequence[bytes]) -> bytes:
+    """One regex that matches any of `literals`, shaped as a trie (`a(?:bc|de)|x(?:yz)`).
+
+    Python's `re` tries every alternative at every position; with the literals folded into a trie it
+    follows one branch per byte instead, which makes the fallback about eight times faster than a flat
+    alternation of ~400 literals.
+    """
+    root: dict[int | None, Any] = {}
+    for word in literals:
+        node = root
+        for byte in word:
+            node = node.setdefault(byte, {})
+        node[None] = {}
+
+    def _emit(node: dict[int | None, Any]) -> bytes:
+        alts = [re.escape(bytes([k])) + _emit(v) for k, v in sorted((k, v) for k, v in node.items() if k is not None)]
+        if not alts:
+            return b""
+        body = alts[0] if len(alts) == 1 else b"(?:" + b"|".join(alts) + b")"
+        return b"(?:" + body + b")?" if None in node else body
+
+    return _emit(root)
+
+
+class PythonPrefilter:
+    """Pure-Python fallback: lower-case the buffer once, then one trie-shaped regex over all literals."""
+
+    name = "python-re"
+
+    def __init__(self, literals: Sequence[bytes]) -> None:
+        self._rx = re.compile(trie_pattern(sorted({lit.lower() for lit in literals if lit})))
+
+    def ends(self, buf: bytes | memoryview) -> list[int]:
+        """Every non-overlapping match end offset in `buf` (one per literal occurrence, shortest first)."""
+        return [m.end() for m in self._rx.finditer(bytes(buf).lower())]
+
+
+def build_prefilter(literals: Sequence[str], *, prefer: str | None = None) -> Prefilter:
+    """The fastest available engine over `literals` (hyperscan, else Python); `prefer="python"` forces it."""
+    encoded = [lit.encode("utf-8") for lit in literals if lit]
+    if prefer != "python":
+        try:
+            return HyperscanPrefilter(encoded)
+        except Exception:
+            pass
+    return PythonPrefilter(encoded)

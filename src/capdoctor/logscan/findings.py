@@ -1,0 +1,264 @@
+"""From scan statistics to evidence: findings, a `CheckResult`, the verdict, and the logs-v1 JSON document.
+
+Contract: `build_findings` turns per-signature statistics and patterns into `Finding`s whose strength
+reflects the row's own strength, how often it was seen and how recently; a root cause that explains
+another row's symptoms (the `explains` column of the table) turns those symptoms into context. Pattern
+findings (peak hours, model spread, bursts, retries) are added beside them. `logs_result` wraps them in a
+`CheckResult` and `verdict_of` calls the one verdict function. Everything leaving here is redacted
+(`capdoctor.redact.redact_text`). Pure apart from that: no I/O, the clock value is passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from capdoctor.logscan.patterns import Patterns
+from capdoctor.logscan.scanner import ScanResult, SigStat
+from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, Verdict, result_of
+from capdoctor.signatures import BY_ID
+
+SCHEMA = "capdoctor/logs-v1"
+FREQUENT = 5
+"""Seen this many times or more, a row's strength goes up one step."""
+STALE = timedelta(days=3)
+"""Last seen longer ago than this (before the newest error), a row's strength goes down one step."""
+MAX_SIGNATURE_FINDINGS = 12
+_LADDER = (Strength.WEAK, Strength.MODERATE, Strength.STRONG)
+
+
+class LogsStage:
+    """The identity the logs results carry (`capdoctor logs` and the `logs` check share it)."""
+
+    id = "logs"
+    title = "Logs"
+    stage = 8
+
+
+def _redactor() -> Callable[[str, str | None], str]:
+    try:
+        from capdoctor.redact import redact_text
+    except ImportError:  # pragma: no cover - redact.py is the lead's; guard until it exists everywhere
+        return lambda text, home: text
+
+    def _run(text: str, home: str | None) -> str:
+        return redact_text(text, home=home)
+
+    return _run
+
+
+def _step(strength: Strength, delta: int) -> Strength:
+    if strength not in _LADDER:
+        return strength
+    idx = max(0, min(len(_LADDER) - 1, _LADDER.index(strength) + delta))
+    return _LADDER[idx]
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.isoformat().replace("+00:00", "Z") if dt else None
+
+
+def signature_strength(stat: SigStat, newest: datetime | None, explained: bool) -> Strength:
+    """How much one signature's matches weigh: its row's strength, up for frequency, down for staleness."""
+    if explained:
+        return Strength.CONTEXT
+    strength = BY_ID[stat.signature].strength
+    if stat.count >= FREQUENT:
+        strength = _step(strength, +1)
+    if newest is not None and stat.last is not None and newest - stat.last > STALE:
+        strength = _step(strength, -1)
+    return strength
+
+
+def build_findings(result: ScanResult, patterns: Patterns, home: str | None = None) -> list[Finding]:
+    """The evidence the logs give, strongest first (signature findings, then pattern findings)."""
+    redact = _redactor()
+    stats = sorted(result.stats.values(), key=lambda s: (-s.count, s.signature))
+    explained = {e for s in stats for e in BY_ID[s.signature].explains}
+    newest = max((s.last for s in stats if s.last), default=None)
+    findings: list[Finding] = []
+    for stat in stats:
+        sig = BY_ID[stat.signature]
+        strength = signature_strength(stat, newest, stat.signature in explained)
+        when = f", last {_iso(stat.last)}" if stat.last else ""
+        model = stat.models.most_common(1)[0][0] if stat.models else None
+        status = stat.statuses.most_common(1)[0][0] if stat.statuses else None
+        data: dict[str, Any] = {
+            "signature": sig.id,
+            "count": stat.count,
+            "first": _iso(stat.first),
+            "last": _iso(stat.last),
+            "example": redact(stat.example, home),
+            "where": redact(f"{stat.example_path}:{stat.example_line}", home),
+            "source": sig.source,
+        }
+        if model:
+            data["model"] = model
+        if stat.providers:
+            data["provider"] = stat.providers.most_common(1)[0][0]
+        if status:
+            data["status"] = status
+        if stat.request_ids:
+            data["request_id"] = redact(stat.request_ids[0], home)
+            data["request_ids"] = [redact(r, home) for r in stat.request_ids]
+        suffix = " (explained by another finding)" if strength is Strength.CONTEXT else ""
+        findings.append(Finding(
+            sig.cause, strength, f"{sig.title}: seen {stat.count}x in the logs{when}{suffix}", data,
+            (NextStep(sig.remedy),),
+        ))
+    weights = {Strength.STRONG: 3, Strength.MODERATE: 2, Strength.WEAK: 1, Strength.CONTEXT: 0,
+               Strength.AGAINST: 0}
+    findings.sort(key=lambda f: -weights[f.strength])
+    findings = findings[:MAX_SIGNATURE_FINDINGS]
+    findings += pattern_findings(result, patterns)
+    return findings
+
+
+def _dominant(result: ScanResult, causes: tuple[str, ...]) -> str:
+    counts = {c: sum(s.count for s in result.stats.values() if s.cause == c) for c in causes}
+    return max(causes, key=lambda c: (counts[c], -causes.index(c)))
+
+
+def pattern_findings(result: ScanResult, patterns: Patterns) -> list[Finding]:
+    """Findings for the time/model patterns: weak evidence at most, context when they only describe."""
+    out: list[Finding] = []
+    if patterns.peak_hours is not None:
+        a, b = patterns.peak_hours
+        out.append(Finding(
+            Cause.CAPACITY, Strength.WEAK,
+            f"{patterns.peak_share:.0%} of dated errors fall between {a:02d}:00 and {b:02d}:00 on several days: "
+            "a peak-hour cluster, typical of provider capacity",
+            {"pattern": "peak_hours", "from_hour": a, "to_hour": b, "share": round(patterns.peak_share, 3)},
+            (NextStep("Move long or batch jobs outside the peak hours."),),
+        ))
+    if patterns.model_spread == "one":
+        model = next(iter(patterns.by_model))
+        out.append(Finding(
+            Cause.CAPACITY, Strength.WEAK,
+            f"the errors name one model only ({model}): a model-specific shortage, not your account",
+            {"pattern": "one_model", "model": model},
+            (NextStep(f"Try another model than {model} for now."),),
+        ))
+    elif patterns.model_spread == "many":
+        cause = _dominant(result, ("quota", "account"))
+        out.append(Finding(
+            Cause(cause), Strength.WEAK,
+            f"the errors hit {len(patterns.by_model)} different models: something account-wide, not one model",
+            {"pattern": "many_models", "models": list(patterns.by_model)[:6]},
+        ))
+    if patterns.bursts:
+        biggest = max(patterns.bursts, key=lambda b: b.count)
+        out.append(Finding(
+            Cause.CAPACITY, Strength.CONTEXT,
+            f"{len(patterns.bursts)} burst(s) of errors; the largest: {biggest.count} errors from {biggest.start}",
+            {"pattern": "bursts", "bursts": len(patterns.bursts), "largest": biggest.count},
+        ))
+    if patterns.retries:
+        out.append(Finding(
+            Cause.CAPACITY, Strength.CONTEXT,
+            f"{patterns.retries} error(s) were retried by the client; {patterns.retries_succeeded} of them "
+            "were followed by a completed request",
+            {"pattern": "retries", "retries": patterns.retries, "succeeded": patterns.retries_succeeded},
+        ))
+    last = last_error(result)
+    if last is not None:
+        out.append(Finding(
+            Cause(last["cause"]), Strength.CONTEXT,
+            f"last error before the log went quiet: {last['signature']} at {last['ts'] or 'an undated line'}",
+            {"pattern": "last_error_before_quiet", **last},
+        ))
+    return out
+
+
+def last_error(result: ScanResult) -> dict[str, Any] | None:
+    """The newest error event if nothing completed after it in its file (the log 'went quiet' on it)."""
+    if not result.events:
+        return None
+    dated = [e for e in result.events if e.ts is not None]
+    last = max(dated, key=lambda e: e.ts) if dated else result.events[-1]  # type: ignore[arg-type,return-value]
+    if result.last_success.get(last.path, -1) > last.offset:
+        return None
+    return {"signature": last.signature, "cause": last.cause, "ts": _iso(last.ts), "model": last.model}
+
+
+def logs_result(result: ScanResult, patterns: Patterns, home: str | None = None,
+                stage: Any = None) -> CheckResult:
+    """The logs stage as a `CheckResult`: skip when nothing was readable, warn when errors were found."""
+    stage = stage or LogsStage()
+    read = [f for f in result.files if f.skipped is None]
+    details = tuple(f"skipped {f.path}: {f.skipped}" for f in result.files if f.skipped)
+    data = {"files": len(result.files), "read": len(read), "engine": result.engine,
+            "by_cause": by_cause(result), "by_hour": patterns.by_hour, "by_model": patterns.by_model}
+    if not read:
+        reason = ("no readable logs" + (f" ({len(result.files)} skipped)" if result.files else " found")
+                  + "; files older than --since are left out (try --since all)")
+        return result_of(stage, Status.SKIP, reason, details=details, data=data)
+    findings = build_findings(result, patterns, home)
+    total = sum(s.count for s in result.stats.values())
+    if not total:
+        return result_of(stage, Status.PASS, f"no known error signatures in {len(read)} log file(s)",
+                         details=details, data=data)
+    top = max(result.stats.values(), key=lambda s: s.count)
+    summary = (f"{total} error line(s) in {len(read)} file(s); most frequent: {BY_ID[top.signature].title} "
+               f"({top.count}x)")
+    return result_of(stage, Status.WARN, summary, findings=findings, details=details, data=data)
+
+
+def verdict_of(check: CheckResult) -> Verdict:
+    """The verdict from the logs alone: the same pure function `diagnose` uses."""
+    from capdoctor.verdict import decide
+
+    return decide([check])
+
+
+def by_cause(result: ScanResult) -> dict[str, int]:
+    """Error records per cause (each record counted once, under its best match)."""
+    counts: dict[str, int] = {}
+    for e in result.events:
+        counts[e.cause] = counts.get(e.cause, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def to_json(result: ScanResult, patterns: Patterns, verdict: Verdict, home: Path | None,
+            extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The `capdoctor/logs-v1` document (redacted)."""
+    redact = _redactor()
+    h = str(home) if home else None
+    stats = sorted(result.stats.values(), key=lambda s: (-s.count, s.signature))
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "engine": result.engine,
+        "older_than_since": result.too_old,
+        "files": [{"path": redact(f.path, h), "bytes": f.bytes, "lines": f.lines, "skipped": f.skipped,
+                   **({"note": f.note} if f.note else {})} for f in result.files],
+        "matches": [{
+            "signature": s.signature, "cause": s.cause, "count": s.count, "first": _iso(s.first),
+            "last": _iso(s.last), "example": redact(s.example, h),
+            "models": dict(s.models.most_common(5)), "providers": dict(s.providers.most_common(3)),
+            "request_ids": [redact(r, h) for r in s.request_ids],
+        } for s in stats],
+        "by_cause": by_cause(result),
+        "by_hour": {f"{k:02d}": v for k, v in patterns.by_hour.items()},
+        "by_day": patterns.by_day,
+        "by_model": patterns.by_model,
+        "patterns": {
+            "peak_hours": list(patterns.peak_hours) if patterns.peak_hours else None,
+            "peak_share": round(patterns.peak_share, 3),
+            "model_spread": patterns.model_spread,
+            "bursts": [b.__dict__ for b in patterns.bursts[:20]],
+            "retries": patterns.retries,
+            "retries_succeeded": patterns.retries_succeeded,
+            "last_error_before_quiet": last_error(result),
+        },
+        "verdict": {
+            "cause": verdict.cause,
+            "confidence": round(verdict.confidence, 3),
+            "summary": verdict.summary,
+            "next_steps": [s.to_dict() for s in verdict.next_steps],
+        },
+    }
+    if extra:
+        doc.update(extra)
+    return doc

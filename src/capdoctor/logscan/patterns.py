@@ -1,0 +1,109 @@
+"""Time and model patterns over classified error events: pure functions, no I/O, no clock.
+
+Contract: `analyse(events)` returns counts by hour of day, by day and by model, the bursts, the retries
+that eventually succeeded, the peak-hour cluster (errors bunched in a few hours of the day across several
+days argue provider capacity) and the model spread (one model only argues capacity; every model argues
+quota or account). It only counts and compares; weighing the evidence is the verdict's job, and turning a
+pattern into a finding is `findings.py`'s.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from capdoctor.logscan.scanner import Event
+
+BURST_GAP = timedelta(seconds=60)
+"""Errors closer together than this belong to one burst."""
+BURST_MIN = 3
+PEAK_WINDOW_HOURS = 4
+PEAK_SHARE = 0.6
+PEAK_MIN_EVENTS = 10
+PEAK_MIN_DAYS = 2
+MODEL_MIN_EVENTS = 3
+ONE_MODEL_SHARE = 0.9
+MODEL_CAUSES = ("capacity", "quota", "account")
+"""Only these causes say something when compared across models."""
+
+
+@dataclass(frozen=True)
+class Burst:
+    """A run of errors with gaps under BURST_GAP."""
+
+    start: str
+    end: str
+    count: int
+
+
+@dataclass
+class Patterns:
+    """What the error events show over time and across models."""
+
+    by_hour: dict[int, int] = field(default_factory=dict)
+    by_day: dict[str, int] = field(default_factory=dict)
+    by_model: dict[str, int] = field(default_factory=dict)
+    bursts: list[Burst] = field(default_factory=list)
+    retries: int = 0
+    retries_succeeded: int = 0
+    peak_hours: tuple[int, int] | None = None
+    peak_share: float = 0.0
+    model_spread: str | None = None  # "one" | "many" | None
+    dated: int = 0
+    undated: int = 0
+
+
+def _peak(by_hour: Counter[int], total: int) -> tuple[tuple[int, int] | None, float]:
+    best_start, best = 0, 0
+    for start in range(24):
+        n = sum(by_hour.get((start + k) % 24, 0) for k in range(PEAK_WINDOW_HOURS))
+        if n > best:
+            best_start, best = start, n
+    share = best / total if total else 0.0
+    return ((best_start, (best_start + PEAK_WINDOW_HOURS) % 24), share) if total else (None, 0.0)
+
+
+def analyse(events: Sequence[Event]) -> Patterns:
+    """Count and compare the events (see the module docstring for what each figure argues)."""
+    out = Patterns()
+    hours: Counter[int] = Counter()
+    days: Counter[str] = Counter()
+    models: Counter[str] = Counter()
+    dated = sorted((e for e in events if e.ts is not None), key=lambda e: e.ts)  # type: ignore[arg-type,return-value]
+    out.dated, out.undated = len(dated), len(events) - len(dated)
+    for e in dated:
+        assert e.ts is not None
+        hours[e.ts.hour] += 1
+        days[e.ts.date().isoformat()] += 1
+    for e in events:
+        if e.model and e.cause in MODEL_CAUSES:
+            models[e.model] += 1
+        if e.retry:
+            out.retries += 1
+            out.retries_succeeded += int(e.succeeded)
+    out.by_hour = {h: hours.get(h, 0) for h in range(24)}
+    out.by_day = dict(sorted(days.items()))
+    out.by_model = dict(models.most_common())
+    run: list[Event] = []
+    for e in dated:
+        if run and e.ts - run[-1].ts > BURST_GAP:  # type: ignore[operator]
+            if len(run) >= BURST_MIN:
+                out.bursts.append(Burst(run[0].ts.isoformat(), run[-1].ts.isoformat(), len(run)))  # type: ignore[union-attr]
+            run = []
+        run.append(e)
+    if len(run) >= BURST_MIN:
+        out.bursts.append(Burst(run[0].ts.isoformat(), run[-1].ts.isoformat(), len(run)))  # type: ignore[union-attr]
+    if len(dated) >= PEAK_MIN_EVENTS and len(days) >= PEAK_MIN_DAYS:
+        window, share = _peak(hours, len(dated))
+        if share >= PEAK_SHARE:
+            out.peak_hours, out.peak_share = window, share
+    total_models = sum(models.values())
+    if total_models >= MODEL_MIN_EVENTS:
+        top = models.most_common(1)[0][1]
+        if len(models) == 1 or top / total_models >= ONE_MODEL_SHARE:
+            out.model_spread = "one"
+        elif len(models) >= 2:
+            out.model_spread = "many"
+    return out

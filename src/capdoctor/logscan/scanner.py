@@ -1,0 +1,586 @@
+"""The streaming scanner: raw bytes in, classified error records and per-signature statistics out.
+
+Contract: `scan(sources, options)` reads every source in large binary chunks (a carried-over tail joins
+lines split at chunk boundaries), runs ONE multi-pattern prefilter over each chunk, and decodes only the
+candidate lines, which it groups into records (a timestamped line plus the stack-trace/JSON continuation
+lines under it), classifies with `signatures.classify(origin="log")` and aggregates. It never holds a
+whole line when a line is huge (a window around each match is used instead), and it spreads big plain
+files over the CPU cores in byte ranges. Every unreadable input becomes a `FileInfo` with `skipped` set;
+nothing here raises for bad input. It must not print, decide verdicts, or touch the network.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+from capdoctor.logscan import sources as src
+from capdoctor.logscan.timestamps import parse_timestamp
+from capdoctor.signatures import BY_ID, STRENGTH_RANK, Match, all_literals, classify
+
+MAX_LINE = 64 * 1024
+"""A line longer than this is not decoded whole: a window of WINDOW bytes around each match is used."""
+WINDOW = 2048
+CARRY_CAP = 1024 * 1024
+"""A tail without a newline longer than this is scanned as is (a huge line), not carried further."""
+RECORD_CHARS = 8192
+CONT_LINES = 8
+"""How many continuation lines (stack frames, pretty-printed JSON) may sit under a record's first line."""
+SUCCESS_MARKERS = (b"response.completed", b'"stop_reason":"end_turn"', b'"finish_reason":"stop"',
+                   b'"type":"token_count"', b" 200 OK")
+"""Bytes that mean a request completed; used for 'retries that eventually succeeded' and 'went quiet'."""
+SUCCESS_WINDOW = 256 * 1024
+MAX_EVENTS = 200_000
+"""Events kept for the time patterns; counts stay exact beyond this, only the time series is capped."""
+PARALLEL_MIN_BYTES = 64 * 1024 * 1024
+"""Plain data above this is split over the CPU cores (process start-up costs more than it saves below)."""
+EXAMPLE_CHARS = 300
+
+_CONT_PREFIXES = (b" ", b"\t", b"}", b"]", b")", b'"', b"at ", b"Caused by", b"File ", b"...", b"\xe2\x8e\xbf",
+                  b"Traceback", b"\xe2\x80\xa6")
+_TS_HEAD = re.compile(rb"^\s*[\[(]?(?:(?:19|20)\d\d-\d\d-\d\d|1\d{9}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|"
+                      rb"Oct|Nov|Dec) +\d{1,2} \d\d:)|^\{\"(?:timestamp|ts|time)\"")
+_RETRY = re.compile(r"retrying in|reconnecting|\battempt \d+\s*/\s*\d+|\bretry(?:ing)? \d+|after retries|"
+                    r"retried \d+ times|attemptnumber", re.IGNORECASE)
+MODEL_RE = re.compile(
+    r"(?<![\w.-])((?:gpt|o[134]|chatgpt|codex)-[\w.:-]*\w|o[134](?:-mini|-pro)?(?=[\s,;\"')])|"
+    r"claude-[\w.:-]*\w|gemini-[\w.:-]*\w|(?:llama|qwen|deepseek|mistral|mixtral|kimi|moonshot|grok|glm|"
+    r"phi|gemma)[\w.:/-]*\w)",
+    re.IGNORECASE,
+)
+_MODEL_FIELD = re.compile(r"[\"']?model[\"']?\s*[:=]\s*[\"'`]?([A-Za-z0-9][\w.:/-]{1,80})", re.IGNORECASE)
+_REQUEST_ID = re.compile(
+    r"(req_[A-Za-z0-9]{12,})|request[ _-]?id[\"']?\s*[:=]?\s*[\"']?([A-Za-z0-9][A-Za-z0-9-]{7,})|"
+    r"cf-ray[\"']?\s*[:=]\s*[\"']?([0-9a-f]{16}-[A-Z]{3})",
+    re.IGNORECASE,
+)
+PROVIDER_HINTS = (
+    ("openai", re.compile(r"api\.openai\.com|chatgpt\.com|openai", re.IGNORECASE)),
+    ("anthropic", re.compile(r"anthropic|claude", re.IGNORECASE)),
+    ("gemini", re.compile(r"googleapis\.com|gemini|vertex", re.IGNORECASE)),
+    ("openrouter", re.compile(r"openrouter", re.IGNORECASE)),
+    ("azure", re.compile(r"azure|\.openai\.azure\.com", re.IGNORECASE)),
+    ("ollama", re.compile(r"ollama|:11434", re.IGNORECASE)),
+    ("moonshot", re.compile(r"moonshot|kimi", re.IGNORECASE)),
+    ("deepseek", re.compile(r"deepseek", re.IGNORECASE)),
+    ("copilot", re.compile(r"copilot", re.IGNORECASE)),
+    ("cursor", re.compile(r"cursor", re.IGNORECASE)),
+)
+"""Provider named near an error, from host names and product words (data, first hit wins)."""
+
+
+@dataclass
+class FileInfo:
+    """One input as reported in `files[]`: bytes and lines read, and why it was skipped (if it was)."""
+
+    path: str
+    bytes: int = 0
+    lines: int = 0
+    skipped: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    """One classified error record: when, what, which model, and whether retries then succeeded."""
+
+    ts: datetime | None
+    cause: str
+    signature: str
+    model: str | None
+    retry: bool
+    succeeded: bool
+    path: str
+    line: int
+    offset: int
+
+
+@dataclass
+class SigStat:
+    """Everything aggregated for one signature over all inputs."""
+
+    signature: str
+    cause: str
+    count: int = 0
+    first: datetime | None = None
+    last: datetime | None = None
+    example: str = ""
+    example_path: str = ""
+    example_line: int = 0
+    models: Counter[str] = field(default_factory=Counter)
+    providers: Counter[str] = field(default_factory=Counter)
+    request_ids: list[str] = field(default_factory=list)
+    statuses: Counter[int] = field(default_factory=Counter)
+
+    def merge(self, other: SigStat) -> None:
+        """Fold `other` (the same signature from another file or byte range) into this one."""
+        self.count += other.count
+        self.first = _min_dt(self.first, other.first)
+        self.last = _max_dt(self.last, other.last)
+        if not self.example:
+            self.example, self.example_path, self.example_line = other.example, other.example_path, other.example_line
+        self.models.update(other.models)
+        self.providers.update(other.providers)
+        self.statuses.update(other.statuses)
+        for rid in other.request_ids:
+            if rid not in self.request_ids and len(self.request_ids) < 5:
+                self.request_ids.append(rid)
+
+
+@dataclass
+class ScanResult:
+    """The scanner's output: per-file facts, per-signature statistics, and the error events in order."""
+
+    files: list[FileInfo] = field(default_factory=list)
+    stats: dict[str, SigStat] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    events_dropped: int = 0
+    too_old: int = 0
+    """Error records left out because they are older than --since."""
+    engine: str = ""
+    last_success: dict[str, int] = field(default_factory=dict)
+    """Per path: absolute offset of the first completed request after the newest error seen while scanning
+    (-1: none). Enough to tell whether the log 'went quiet' on its last error."""
+
+    def merge(self, other: ScanResult) -> None:
+        """Fold a partial result (another process's byte range) into this one."""
+        by_path = {f.path: f for f in self.files}
+        for info in other.files:
+            mine = by_path.get(info.path)
+            if mine is None:
+                self.files.append(info)
+                by_path[info.path] = info
+            else:
+                mine.bytes += info.bytes
+                mine.lines += info.lines
+                mine.skipped = mine.skipped or info.skipped
+                mine.note = mine.note or info.note
+        for sid, stat in other.stats.items():
+            if sid in self.stats:
+                self.stats[sid].merge(stat)
+            else:
+                self.stats[sid] = stat
+        room = MAX_EVENTS - len(self.events)
+        self.events.extend(other.events[:max(room, 0)])
+        self.events_dropped += other.events_dropped + max(0, len(other.events) - max(room, 0))
+        self.too_old += other.too_old
+        for path, off in other.last_success.items():
+            self.last_success[path] = max(self.last_success.get(path, -1), off)
+        self.engine = self.engine or other.engine
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """How to scan: the cut-off instant, the clock value for syslog years, and the engine preference."""
+
+    since: datetime | None = None
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    engine: str | None = None
+    workers: int | None = None
+    chunk_bytes: int = src.CHUNK_BYTES
+
+
+def _min_dt(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _max_dt(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def relevant(matches: Sequence[Match]) -> list[Match]:
+    """The matches that count for one record: generic families and bare-status rows are dropped when a
+    specific row matched (they are fallbacks for texts no specific row knows), then one row per cause."""
+    specific = [m for m in matches if not (m.signature.family or m.signature.status_only)]
+    causes = {m.signature.cause for m in specific}
+    kept = list(specific)
+    for m in matches:
+        if (m.signature.family or m.signature.status_only) and m.signature.cause not in causes:
+            if m.signature.status_only and specific:
+                continue
+            kept.append(m)
+    # One record is one piece of evidence per cause: the best row of each cause speaks for it, so a line
+    # that several rows of the same cause describe ("network error: error decoding body") counts once.
+    out: list[Match] = []
+    seen: set[str] = set()
+    rank = {id(m): i for i, m in enumerate(kept)}
+    for m in sorted(kept, key=lambda m: (-STRENGTH_RANK[m.signature.strength], rank[id(m)])):
+        if m.signature.cause.value not in seen:
+            seen.add(m.signature.cause.value)
+            out.append(m)
+    return out
+
+
+def find_model(text: str) -> str | None:
+    """The model named in an error record (a `model` field first, else a known model-name shape)."""
+    m = _MODEL_FIELD.search(text)
+    if m and MODEL_RE.fullmatch(m.group(1)):
+        return m.group(1).lower()
+    m2 = MODEL_RE.search(text)
+    if m2:
+        return m2.group(1).lower().rstrip(".:")
+    return None
+
+
+def find_provider(text: str, signature_id: str) -> str | None:
+    """The provider an error record names (host or product word), else the signature row's prefix."""
+    for name, rx in PROVIDER_HINTS:
+        if rx.search(text):
+            return name
+    prefix = signature_id.split(".", 1)[0]
+    return prefix if prefix in {n for n, _ in PROVIDER_HINTS} else None
+
+
+def find_request_ids(text: str) -> list[str]:
+    """Request ids and cf-rays in an error record (what support asks for)."""
+    out: list[str] = []
+    for m in _REQUEST_ID.finditer(text):
+        value = next(g for g in m.groups() if g)
+        if value not in out and not value.lower().startswith("redacted"):
+            out.append(value)
+    return out[:3]
+
+
+def _is_continuation(line: bytes) -> bool:
+    return line.startswith(_CONT_PREFIXES) and not _TS_HEAD.match(line)
+
+
+def _line_at(buf: bytearray, start: int, stop: int) -> bytes:
+    end = buf.find(b"\n", start, min(stop, start + 512))
+    return bytes(buf[start:end if end >= 0 else min(stop, start + 512)])
+
+
+class _FileScanner:
+    """Scans the chunks of one input (or one byte range of it) into a ScanResult."""
+
+    def __init__(self, prefilter: Any, options: ScanOptions, path: str, result: ScanResult) -> None:
+        self.pf = prefilter
+        self.opt = options
+        self.path = path
+        self.res = result
+        self.info = FileInfo(path)
+        self.res.files.append(self.info)
+        self.last_success = -1
+        self.pending = True  # a completed request is looked for until one is found after the newest error
+        self._chunk_record_end = 0
+        self.huge = False
+
+    def run(self, reader: Any, line_base: int = 0, base: int = 0, size_hint: int | None = None) -> None:
+        """Scan everything `reader` yields; `base` is the absolute offset of its first byte.
+
+        One buffer of `chunk_bytes + CARRY_CAP` is reused for the whole input: each round fills it after
+        the carried-over partial line, scans up to the last newline, and moves the tail to the front.
+        """
+        chunk = self.opt.chunk_bytes if size_hint is None else max(1, min(self.opt.chunk_bytes, size_hint + 1))
+        carry_cap = CARRY_CAP if size_hint is None else min(CARRY_CAP, size_hint + 1)
+        buf = bytearray(chunk + carry_cap)  # sized to the file: 100,000 small files must not cost 9 MiB each
+        view = memoryview(buf)
+        carry = 0
+        lines = line_base
+        unterminated = False  # bytes of a huge line were scanned and no newline has ended it yet
+        try:
+            while True:
+                n = reader.readinto(view[carry:carry + chunk])
+                if n == 0:
+                    break
+                self.info.bytes += n
+                end = carry + n
+                cut = buf.rfind(b"\n", carry, end) + 1
+                if cut == 0:
+                    if end > carry_cap:  # a line longer than the carry: scan it in windows, as is
+                        self.huge = unterminated = True
+                        lines += self._process(buf, view, end, base, lines)
+                        base += end
+                        carry = 0
+                    else:
+                        carry = end
+                    continue
+                lines += self._process(buf, view, cut, base, lines)
+                unterminated = False
+                rest = end - cut
+                if rest > carry_cap:  # the tail is itself a huge partial line
+                    self.huge = unterminated = True
+                    view[0:rest] = view[cut:end]
+                    lines += self._process(buf, view, rest, base + cut, lines)
+                    base += end
+                    carry = 0
+                    continue
+                view[0:rest] = view[cut:end]
+                carry = rest
+                base += cut
+        except src.SourceError as exc:
+            self.info.skipped = str(exc)
+        finally:
+            reader.close()
+        if carry:
+            self._process(buf, view, carry, base, lines)
+        if carry or unterminated:
+            lines += 1  # the last line has no newline
+        self.info.lines = lines - line_base
+        if self.huge:
+            self.info.note = f"a line longer than {CARRY_CAP // 1024} KiB was scanned in windows"
+        self.res.last_success[self.path] = max(self.res.last_success.get(self.path, -1), self.last_success)
+
+    def _process(self, buf: bytearray, view: memoryview, cut: int, base: int, line_base: int) -> int:
+        """Find, group and classify the candidate lines of buf[:cut]; returns the newlines counted there."""
+        self._chunk_record_end = 0
+        ends = self.pf.ends(view[:cut])
+        if not ends:
+            self._look_for_success(buf, cut, base)
+            return buf.count(b"\n", 0, cut)
+        ends.sort()
+        records: dict[int, list[tuple[int, int]]] = {}
+        last_end = -1
+        for e in ends:
+            p = e - 1
+            if p < last_end:
+                continue
+            ls = buf.rfind(b"\n", 0, p) + 1
+            le = buf.find(b"\n", p, cut)
+            le = cut if le < 0 else le
+            if le - ls > MAX_LINE:
+                self.huge = True
+                ws, we = max(ls, p - WINDOW), min(le, p + WINDOW)
+                records.setdefault(ws, []).append((ws, we))
+                last_end = we
+                continue
+            head = ls
+            for _ in range(CONT_LINES):
+                if head == 0 or not _is_continuation(_line_at(buf, head, cut)):
+                    break
+                head = buf.rfind(b"\n", 0, head - 1) + 1
+            records.setdefault(head, []).append((ls, le))
+            last_end = le
+        counted_to, count = 0, 0
+        for head in sorted(records):
+            spans = records[head]
+            count += buf.count(b"\n", counted_to, head)
+            counted_to = head
+            self._record(buf, cut, head, spans, base, line_base + count + 1)
+        self._look_for_success(buf, cut, base)
+        return count + buf.count(b"\n", counted_to, cut)
+
+    def _look_for_success(self, buf: bytearray, cut: int, base: int) -> None:
+        """Record the first completed request after the newest error (only searched while one is pending)."""
+        if not self.pending:
+            return
+        start = self._chunk_record_end
+        best = -1
+        for marker in SUCCESS_MARKERS:
+            pos = buf.find(marker, start, cut)
+            while pos >= 0 and buf[max(0, pos - 7):pos] == b"before ":
+                pos = buf.find(marker, pos + 1, cut)
+            if pos >= 0 and (best < 0 or pos < best):
+                best = pos
+        if best >= 0:
+            self.last_success = base + best
+            self.pending = False
+
+    def _record(self, buf: bytearray, cut: int, head: int, spans: list[tuple[int, int]], base: int,
+                line_no: int) -> None:
+        end = spans[-1][1]
+        if end - head <= RECORD_CHARS:
+            raw = bytes(buf[head:end])
+        else:
+            parts = [bytes(buf[head:min(spans[0][0], head + 1024)])] if head < spans[0][0] else []
+            parts += [bytes(buf[s:min(e, s + 4096)]) for s, e in spans[:4]]
+            raw = b"\n".join(parts)
+        text = raw.decode("utf-8", "replace")
+        matches = relevant(classify(text, origin="log"))
+        if not matches:
+            return
+        head_line = text.split("\n", 1)[0]
+        ts = parse_timestamp(head_line, self.opt.now)
+        if ts is not None and self.opt.since is not None and ts < self.opt.since:
+            self.res.too_old += 1
+            return
+        best = matches[0]
+        model = find_model(text)
+        status = None
+        rids = find_request_ids(text)
+        retry = bool(_RETRY.search(text))
+        succeeded = False
+        if retry:
+            stop = min(cut, end + SUCCESS_WINDOW)
+            succeeded = any(buf.find(m, end, stop) >= 0 for m in SUCCESS_MARKERS)
+        example = " ".join(text.split())[:EXAMPLE_CHARS]
+        for m in matches:
+            sid = m.signature.id
+            stat = self.res.stats.get(sid)
+            if stat is None:
+                stat = self.res.stats[sid] = SigStat(sid, m.signature.cause.value)
+            stat.count += 1
+            stat.first = _min_dt(stat.first, ts)
+            stat.last = _max_dt(stat.last, ts)
+            if not stat.example:
+                stat.example, stat.example_path, stat.example_line = example, self.path, line_no
+            if model:
+                stat.models[model] += 1
+            provider = find_provider(text, sid)
+            if provider:
+                stat.providers[provider] += 1
+            for rid in rids:
+                if rid not in stat.request_ids and len(stat.request_ids) < 5:
+                    stat.request_ids.append(rid)
+            if status is None:
+                from capdoctor.signatures import extract_error
+
+                status = extract_error(text)["status"] or 0
+            if status:
+                stat.statuses[status] += 1
+        self.pending = True
+        self._chunk_record_end = max(self._chunk_record_end, end)
+        if len(self.res.events) < MAX_EVENTS:
+            self.res.events.append(Event(ts, best.signature.cause.value, best.signature.id, model, retry,
+                                         succeeded, self.path, line_no, base + head))
+        else:
+            self.res.events_dropped += 1
+
+
+_PREFILTERS: dict[str | None, Any] = {}
+
+
+def prefilter_for(engine: str | None) -> Any:
+    """The process-wide prefilter for `engine` (built once: compiling the database is the costly part)."""
+    from capdoctor.logscan.engine import build_prefilter
+
+    if engine not in _PREFILTERS:
+        _PREFILTERS[engine] = build_prefilter(all_literals(), prefer=engine)
+    return _PREFILTERS[engine]
+
+
+def scan_bytes(data: bytes, name: str = "<text>", options: ScanOptions | None = None) -> ScanResult:
+    """Scan an in-memory text (tests, pasted excerpts) exactly as a file would be scanned."""
+    opts = options or ScanOptions()
+    res = ScanResult()
+    pf = prefilter_for(opts.engine)
+    res.engine = pf.name
+    _FileScanner(pf, opts, name, res).run(src.Reader(io.BytesIO(data), [], (OSError,), "read failed"),
+                                          size_hint=len(data))
+    return res
+
+
+def _aligned_start(path: str, start: int) -> int:
+    """The offset of the first line that starts at or after `start` (the file size if there is none)."""
+    if start == 0:
+        return 0
+    with open(path, "rb") as fh:
+        fh.seek(start - 1)
+        pos = start - 1
+        while True:
+            piece = fh.read(65536)
+            if not piece:
+                return pos
+            nl = piece.find(b"\n")
+            if nl >= 0:
+                return pos + nl + 1
+            pos += len(piece)
+
+
+def _scan_range_worker(args: tuple[str, int, int, ScanOptions]) -> ScanResult:
+    """One process's share of a big file: the lines that start in [start, stop)."""
+    path, start, stop, opts = args
+    res = ScanResult()
+    pf = prefilter_for(opts.engine)
+    res.engine = pf.name
+    scanner = _FileScanner(pf, opts, path, res)
+    try:
+        begin = _aligned_start(path, start)
+        if begin < stop:
+            reader = src.open_reader(src.Source(path), start=begin, limit=stop - begin)
+            scanner.run(reader, base=begin)
+    except (OSError, src.SourceError) as exc:
+        scanner.info.skipped = f"read failed: {exc}"
+    return res
+
+
+def _plain_splittable(source: src.Source) -> bool:
+    if source.path == "-" or source.compressed:
+        return False
+    try:
+        with open(source.path, "rb") as fh:
+            head = fh.read(src.BINARY_SNIFF)
+    except OSError:
+        return False
+    return not head.startswith((src.GZIP_MAGIC, src.ZSTD_MAGIC)) and b"\x00" not in head
+
+
+def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> list[ScanResult] | None:
+    """Run the byte-range jobs on `workers` spawned processes; None when processes cannot be used here."""
+    import multiprocessing
+
+    try:
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(workers) as pool:
+            return pool.map(_scan_range_worker, jobs, chunksize=1)
+    except (OSError, RuntimeError, EOFError, ImportError):
+        return None  # e.g. an embedding script without a __main__ guard: scan in this process instead
+
+
+def _shift_lines(part: ScanResult, offset: int) -> None:
+    """Make a byte range's line numbers file-absolute (each worker counts from its own first line)."""
+    if not offset:
+        return
+    part.events = [replace(e, line=e.line + offset) for e in part.events]
+    for stat in part.stats.values():
+        if stat.example_line:
+            stat.example_line += offset
+
+
+def scan(sources: Sequence[src.Source], options: ScanOptions | None = None) -> ScanResult:
+    """Scan every source; big plain files are split into byte ranges over a process pool.
+
+    Results are merged in input order so first/last/example are deterministic, and line numbers of a
+    split file are made file-absolute as the ranges are merged. The parent builds
+    no prefilter when every byte goes to the workers, which keeps the whole process tree small.
+    """
+    opts = options or ScanOptions()
+    workers = opts.workers or min(os.cpu_count() or 1, 8)
+    big = [s for s in sources if s.size >= PARALLEL_MIN_BYTES and _plain_splittable(s)]
+    result = ScanResult()
+    partials: list[ScanResult] | None = None
+    jobs: list[tuple[str, int, int, ScanOptions]] = []
+    if workers > 1 and big:
+        for s in big:
+            pieces = max(workers, -(-s.size // (256 * 1024 * 1024)))
+            step = -(-s.size // pieces)
+            jobs += [(s.path, a, min(a + step, s.size), opts) for a in range(0, s.size, step)]
+        partials = _run_pool(jobs, workers)
+    done = {s.path for s in big} if partials is not None else set()
+    for s in sources:
+        if s.path in done:
+            lines_before = 0
+            for job, part in zip(jobs, partials or [], strict=True):
+                if job[0] == s.path:
+                    _shift_lines(part, lines_before)
+                    lines_before += sum(f.lines for f in part.files)
+                    result.merge(part)
+            for info in result.files:
+                if info.path == s.path:
+                    info.bytes = s.size
+        else:
+            pf = prefilter_for(opts.engine)
+            result.engine = result.engine or pf.name
+            _scan_one(pf, opts, s, result)
+    if not result.engine:
+        result.engine = prefilter_for(opts.engine).name if not partials else partials[0].engine
+    return result
+
+
+def _scan_one(pf: Any, opts: ScanOptions, source: src.Source, result: ScanResult) -> None:
+    scanner = _FileScanner(pf, opts, source.path, result)
+    try:
+        reader = src.open_reader(source)
+    except src.SourceError as exc:
+        scanner.info.skipped = str(exc)
+        return
+    scanner.run(reader, size_hint=source.size if getattr(reader, "plain", False) else None)
+
+
+__all__ = ["BY_ID", "Event", "FileInfo", "ScanOptions", "ScanResult", "SigStat", "scan", "scan_bytes"]

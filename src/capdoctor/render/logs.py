@@ -1,0 +1,78 @@
+"""Terminal view of a `capdoctor/logs-v1` document: verdict, the matches table, an hour-of-day histogram.
+
+Contract: presents the finished, redacted document and computes nothing of its own (only layout: the
+histogram's bar heights are a scaling of the given counts). Rich is imported here, not by the CLI at
+start-up; colour follows rich's own NO_COLOR / terminal detection.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+BARS = " ▁▂▃▄▅▆▇█"
+ASCII_BARS = " .:-=+*#%"
+
+
+def histogram(by_hour: dict[str, int], ascii_only: bool = False) -> list[str]:
+    """Two lines: one bar per hour of day (scaled to the busiest hour) and the hour labels under them."""
+    bars = ASCII_BARS if ascii_only else BARS
+    counts = [int(by_hour.get(f"{h:02d}", 0)) for h in range(24)]
+    top = max(counts) or 1
+    row = "".join(bars[0 if c == 0 else max(1, round(c / top * (len(bars) - 1)))] * 2 + " " for c in counts)
+    labels = "".join(f"{h:02d} " for h in range(24))
+    return [row.rstrip(), labels.rstrip()]
+
+
+def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False, ascii_only: bool = False) -> None:
+    """Write the human view of `doc` to `out`."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(file=out, highlight=False, soft_wrap=False)
+    v = doc["verdict"]
+    console.print(f"[bold]Verdict from the logs:[/bold] {escape(v['cause'])} "
+                  f"(confidence {v['confidence']:.0%})")
+    console.print(escape(v["summary"]))
+    files = doc["files"]
+    read = [f for f in files if not f.get("skipped")]
+    lines = sum(f["lines"] for f in read)
+    console.print(f"\nScanned {len(read)} file(s), {lines} line(s)"
+                  + (f", since {doc['since']}" if doc.get("since") else "")
+                  + (f"; {len(files) - len(read)} skipped" if len(files) > len(read) else "")
+                  + (f"; {doc['older_than_since']} older error(s) left out" if doc.get("older_than_since") else "")
+                  + f" [dim]({doc.get('engine', '')})[/dim]")
+    if doc["matches"]:
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        for col in ("signature", "cause", "count", "first", "last"):
+            table.add_column(col, justify="right" if col == "count" else "left", no_wrap=col == "signature")
+        for m in doc["matches"][: None if verbose else 10]:
+            table.add_row(escape(m["signature"]), m["cause"], str(m["count"]), m["first"] or "-", m["last"] or "-")
+        console.print(table)
+        if verbose:
+            for m in doc["matches"]:
+                console.print(f"  [dim]{escape(m['signature'])}:[/dim] {escape(m['example'])}")
+    else:
+        console.print("No known error signatures found.")
+    if any(doc["by_hour"].values()):
+        console.print("\nErrors by hour of day (UTC as written in the logs):")
+        for line in histogram(doc["by_hour"], ascii_only):
+            console.print(line)
+    if doc["by_model"]:
+        console.print("Errors by model: " + ", ".join(f"{escape(k)} {v}" for k, v in doc["by_model"].items()))
+    pats = doc.get("patterns", {})
+    if pats.get("retries"):
+        console.print(f"Retries: {pats['retries']}, followed by a completed request: {pats['retries_succeeded']}")
+    if pats.get("last_error_before_quiet"):
+        last = pats["last_error_before_quiet"]
+        console.print(f"Last error before the log went quiet: {escape(last['signature'])} at {last['ts'] or '-'}")
+    if v["next_steps"]:
+        console.print("\n[bold]Next steps[/bold]")
+        for i, step in enumerate(v["next_steps"], 1):
+            cmd = f"  [dim]$ {escape(step['command'])}[/dim]" if step.get("command") else ""
+            console.print(f" {i}. {escape(step['text'])}{cmd}")
+    skipped = [f for f in files if f.get("skipped")]
+    if skipped and verbose:
+        console.print("\n[bold]Skipped[/bold]")
+        for f in skipped:
+            console.print(f"  {escape(f['path'])}: {escape(f['skipped'])}")

@@ -1,0 +1,68 @@
+"""Generalisation: texts that are NOT in the reference (other wrappers, clients, languages) land on the right
+cause, both through `classify` and through the log scanner's verdict. Written by hand for this test; none
+is copied from signatures.md or field-cases.jsonl."""
+
+from __future__ import annotations
+
+import pytest
+
+from capdoctor.logscan.findings import logs_result, verdict_of
+from capdoctor.logscan.patterns import analyse
+from capdoctor.logscan.scanner import ScanOptions, scan_bytes
+from capdoctor.signatures import classify
+
+UNSEEN: list[tuple[str, str]] = [
+    # capacity: other providers, wrappers and languages
+    ("groq.APIStatusError: Error code: 503 - llama-3.3-70b-versatile is currently over capacity.", "capacity"),
+    ("[continue] Mistral API returned 503: Service temporarily unavailable, retry later", "capacity"),
+    ("DeepSeek 返回：服务器繁忙，请稍后重试。", "capacity"),
+    ("サーバーが混雑しています。しばらくしてから再度お試しください", "capacity"),
+    ("Zed assistant: upstream provider is overloaded (HTTP 529), backing off", "capacity"),
+    ("Error: Die Server sind derzeit überlastet.", "capacity"),
+    ('aider: litellm.InternalServerError: AnthropicException - {"type":"error","error":'
+     '{"type":"overloaded_error","message":"Overloaded"}}', "capacity"),
+    # quota
+    ("错误：您的账户余额不足，请充值后继续使用", "quota"),
+    ("Roo Code: 429 You exceeded your current quota; see billing", "quota"),
+    ("La solicitud falló: se agotó la cuota diaria de la API", "quota"),
+    ('{"error":{"type":"insufficient_quota"}} (retrying in 30s)', "quota"),
+    ("Cline: Payment Required — out of credits for this workspace", "quota"),
+    # account
+    ("Your account has been suspended for violating the usage policies.", "account"),
+    ('{"error":{"code":"account_deactivated","message":"deactivated"}}', "account"),
+    ("该账号被封禁，请联系客服", "account"),
+    ("It fails only on this account; my colleague's other account works fine on the same laptop", "account"),
+    # network
+    ("aider: litellm.APIConnectionError: Connection refused (os error 111)", "network"),
+    ("Error: connect ECONNRESET 104.18.6.192:443", "network"),
+    ("requests.exceptions.SSLError: [SSL: CERTIFICATE_VERIFY_FAILED] self signed certificate in chain", "network"),
+    ("<!DOCTYPE html><html><head><title>Attention Required! | Cloudflare</title>", "network"),
+    ("httpx.ConnectError: [Errno -3] Temporary failure in name resolution", "network"),
+    ("curl: (56) Received HTTP code 407 from proxy after CONNECT", "network"),
+    ("Blocked by your organization's Netskope policy", "network"),
+    # hardware
+    ("exllamav2: RuntimeError: CUDA error: out of memory", "hardware"),
+    ("koboldcpp: ggml_metal_graph_compute: failed to allocate Metal0 buffer of size 8589934592", "hardware"),
+    ("kernel: Out of memory: Killed process 4242 (llama-server)", "hardware"),
+    ("模型加载失败：显存不足", "hardware"),
+    # client
+    ("This model requires a newer version of the app. Please upgrade your client.", "client"),
+    ("ollama: 404 model 'qwen3:32b' not found, try pulling it first", "client"),
+    ("Error: unknown model 'gpt-4o-mni'", "client"),
+    ("openai.BadRequestError: prompt is too long: 250000 tokens > 200000 maximum", "client"),
+]
+
+
+@pytest.mark.parametrize(("text", "cause"), UNSEEN, ids=[f"{c}-{i}" for i, (_, c) in enumerate(UNSEEN)])
+def test_classify_generalises(text: str, cause: str) -> None:
+    matches = classify(text, origin="exception")
+    assert matches, text
+    assert matches[0].signature.cause.value == cause, [(m.signature.id, m.score) for m in matches[:3]]
+
+
+@pytest.mark.parametrize(("text", "cause"), UNSEEN, ids=[f"{c}-{i}" for i, (_, c) in enumerate(UNSEEN)])
+def test_log_verdict_generalises(text: str, cause: str) -> None:
+    data = f"2026-11-30T09:15:00Z ERROR {text}\n".encode()
+    res = scan_bytes(data, options=ScanOptions())
+    verdict = verdict_of(logs_result(res, analyse(res.events)))
+    assert verdict.cause == cause, (verdict.cause, verdict.ranking)
