@@ -212,12 +212,13 @@ def config_cmd(provider: Provider = None, base_url: BaseUrl = None, model: Model
 
 
 @app.command("logs")
-def logs_cmd(paths: Annotated[list[str], typer.Argument(help="Files, folders (recursive), .gz/.zst, or - for stdin.")],
-             json_out: JsonOut = False, since: Since = None, verbose: Verbose = False) -> None:
+def logs_cmd(paths: Annotated[list[str] | None, typer.Argument(
+                 help="Files, folders (recursive), .gz/.zst, or - for stdin; none: discover the clients' logs.")]
+             = None, json_out: JsonOut = False, since: Since = None, verbose: Verbose = False) -> None:
     """Scan logs for known failure signatures and judge the cause from them."""
     from capdoctor.logscan.command import logs_command
 
-    raise typer.Exit(logs_command(paths, json_out, since, verbose, sys.stdout, sys.stderr))
+    raise typer.Exit(logs_command(paths or [], json_out, since, verbose, sys.stdout, sys.stderr))
 
 
 def main(argv: list[str] | None = None) -> None:
