@@ -217,3 +217,17 @@ def test_cli_subprocess_stdin_and_json(cli: Any, tmp_path: Path) -> None:
     assert doc["verdict"]["cause"] == "hardware" and doc["files"][0]["path"] == "-"
     proc = cli("logs", str(tmp_path / "nope.log"))
     assert proc.returncode == 2 and "nope.log" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_discovery_can_be_turned_off(tmp_path: Path) -> None:
+    """The demo diagnoses a simulator: logs lying in the user's home must not be read then."""
+    from capdoctor.checks.logs import LogsCheck
+    from capdoctor.context import Context
+
+    log = tmp_path / ".codex" / "log" / "codex-tui.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("ERROR You exceeded your current quota, please check your plan and billing details.\n")
+    ctx = Context(env={}, home=tmp_path, cwd=tmp_path, options={"discover_logs": False})
+    result = LogsCheck().run(ctx)
+    assert result.status.value == "skip" and "discovery is off" in result.summary
+    assert LogsCheck().run(Context(env={}, home=tmp_path, cwd=tmp_path)).status.value != "skip"

@@ -2,7 +2,7 @@
 
 Contract: reads the logs named by `ctx.target.logs` and `ctx.options["logs"]`, else discovers the
 clients' logs under `ctx.home` (Codex, Claude Code, Gemini CLI, Copilot CLI, Cursor, Ollama), only data
-newer than `ctx.options["since"]` (default 7d). Findings carry the signature id, counts, first/last seen,
+newer than `ctx.options["since"]` (default 7d); `ctx.options["discover_logs"] = False` turns discovery off. Findings carry the signature id, counts, first/last seen,
 a redacted example, model and request ids; pattern findings (peak hours, model spread) come beside them.
 It skips, with the reason, when no logs are found. It must not read credentials or touch the network;
 heavy imports (hyperscan, zstandard) happen inside `run`.
@@ -36,6 +36,9 @@ class LogsCheck:
         paths = [str(p) for p in (ctx.target.logs if ctx.target else ())]
         extra = ctx.options.get("logs") or []
         paths += [extra] if isinstance(extra, str) else [str(p) for p in extra]
+        if not paths and ctx.options.get("discover_logs", True) is False:
+            # the demo and the field scenarios diagnose a simulator: the user's own logs must not decide that
+            return skipped(self, "log discovery is off (discover_logs = false); pass --log PATH")
         missing = [p for p in paths if p != "-" and not _exists(p)]
         if missing:
             return skipped(self, f"log path not found: {missing[0]}")
