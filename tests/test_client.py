@@ -17,15 +17,10 @@ from typing import Any
 import pytest
 
 from capdoctor.checks.client import ClientCheck
+from capdoctor.checks.client_config import assess_configs, config_data
 from capdoctor.context import Context, Target
 from capdoctor.model import Cause, CheckResult, Finding, Status, Strength
-from capdoctor.probes.local_clients import (
-    CLIENTS,
-    parse_claude_settings,
-    parse_codex_config,
-    parse_gemini_settings,
-    parse_sdk_probe,
-)
+from capdoctor.probes.local_clients import CLIENTS, ClientConfig, client_config, parse_sdk_probe
 from capdoctor.probes.local_commands import find_all, run_command
 from capdoctor.probes.local_os import OsFacts, remember_os
 from capdoctor.probes.local_processes import count_sessions, group_sessions, match_client
@@ -122,7 +117,8 @@ def test_registry_answer_parsers() -> None:
 
 
 def test_config_parsers_read_model_base_url_and_key_variable_but_never_secrets() -> None:
-    codex = parse_codex_config(
+    codex = client_config(
+        "codex",
         'model = "gpt-5.5"\nmodel_provider = "relay"\n[model_providers.relay]\n'
         'base_url = "http://127.0.0.1:3000/v1"\nenv_key = "RELAY_KEY"\n',
         "~/.codex/config.toml",
@@ -133,10 +129,11 @@ def test_config_parsers_read_model_base_url_and_key_variable_but_never_secrets()
         "http://127.0.0.1:3000/v1",
         "RELAY_KEY",
     )
-    builtin = parse_codex_config('model = "o4"\n[model_providers.openai]\nbase_url = "http://x"\n', "c")
+    builtin = client_config("codex", 'model = "o4"\n[model_providers.openai]\nbase_url = "http://x"\n', "c")
     assert builtin.base_url is None  # re-using the built-in id does not override it (Codex docs)
-    assert parse_codex_config("model = [", "c").error is not None
-    claude = parse_claude_settings(
+    assert client_config("codex", "model = [", "c").error is not None
+    claude = client_config(
+        "claude",
         json.dumps(
             {
                 "env": {
@@ -151,10 +148,35 @@ def test_config_parsers_read_model_base_url_and_key_variable_but_never_secrets()
     assert claude.base_url == "http://127.0.0.1:8787" and claude.model == "claude-opus-4-7"
     assert "sk-ant-test-fake-secret" not in json.dumps(claude.env_overrides)
     assert claude.env_overrides["_secret_vars_set"] == "ANTHROPIC_API_KEY"
-    assert parse_gemini_settings('{"model": {"name": "gemini-3-pro"}}', "g").model == "gemini-3-pro"
-    assert parse_gemini_settings('{"model": "gemini-2.5-flash"}', "g").model == "gemini-2.5-flash"
+    assert client_config("gemini", '{"model": {"name": "gemini-3-pro"}}', "g").model == "gemini-3-pro"
+    assert client_config("gemini", '{"model": "gemini-2.5-flash"}', "g").model == "gemini-2.5-flash"
     assert parse_sdk_probe('noise\n{"openai": "2.0.0", "bad": 3}') == {"openai": "2.0.0"}
     assert parse_sdk_probe("Traceback (most recent call last)") == {}
+
+
+def test_config_findings_are_pure_given_a_port_probe() -> None:
+    relay = ClientConfig("codex", "~/.codex/config.toml", provider="relay", model="gpt-5.5",
+                         base_url="http://127.0.0.1:3000/v1", key_env="RELAY_KEY")
+    asked: list[tuple[str, int]] = []
+
+    def port_open(host: str, port: int) -> bool:
+        asked.append((host, port))
+        return False
+
+    env = {"OPENAI_BASE_URL": "https://gw.example/v1"}
+    findings, details = assess_configs([relay], env, None, None, port_open)
+    assert asked == [("127.0.0.1", 3000)]
+    assert details == ["~/.codex/config.toml: model gpt-5.5, base URL http://127.0.0.1:3000/v1, provider relay"]
+    by_variable = {f.data.get("variable"): f for f in findings}
+    assert "$RELAY_KEY, but that variable is not set" in by_variable["RELAY_KEY"].message
+    assert by_variable["OPENAI_BASE_URL"].strength is Strength.CONTEXT  # Codex ignores it: own provider
+    dead = [f for f in findings if "nothing listens" in f.message]
+    assert dead and dead[0].strength is Strength.MODERATE
+    broken = ClientConfig("gemini", "~/.gemini/settings.json", error="cannot parse ~/.gemini/settings.json: x")
+    target = Target(provider="openai", base_url="https://api.openai.com/v1", model="gpt-5.5")
+    (only,), _ = assess_configs([broken], {}, target, ["gpt-5.5"], port_open)
+    assert only.strength is Strength.CONTEXT and "not the endpoint being diagnosed" in only.message
+    assert config_data(broken)["error"] == broken.error
 
 
 def test_match_client_and_session_grouping() -> None:

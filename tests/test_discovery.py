@@ -125,6 +125,22 @@ def test_malformed_codex_toml(home: Path, cwd: Path) -> None:
         find(home, cwd, {"OPENAI_API_KEY": FAKE})
 
 
+def test_codex_wrong_type_names_file_and_line(home: Path, cwd: Path) -> None:
+    write(home / ".codex/config.toml", 'model_provider = "relay"\nmodel = 5\n')
+    with pytest.raises(ConfigError, match=r"~/.codex/config.toml:2: 'model' must be a string, not int"):
+        find(home, cwd, {"OPENAI_API_KEY": FAKE})
+
+
+def test_claude_project_settings_override_user_settings(home: Path, cwd: Path) -> None:
+    write(home / ".claude/settings.json", json.dumps({"env": {"ANTHROPIC_MODEL": "claude-user",
+                                                               "ANTHROPIC_BASE_URL": "https://user.example"}}))
+    write(cwd / ".claude/settings.local.json", json.dumps({"env": {"ANTHROPIC_MODEL": "claude-local"}}))
+    t = find(home, cwd)
+    assert (t.provider, t.model, t.base_url) == ("anthropic", "claude-local", "https://user.example")
+    assert t.sources["model"].endswith("project/.claude/settings.local.json env")
+    assert t.sources["base_url"] == "~/.claude/settings.json env"
+
+
 def test_malformed_claude_json_names_line(home: Path, cwd: Path) -> None:
     write(home / ".claude/settings.json", '{\n  "env": {\n    "ANTHROPIC_MODEL": "x",\n  }\n}\n')
     with pytest.raises(ConfigError, match=r"~/.claude/settings.json:4: invalid JSON"):

@@ -159,3 +159,12 @@ def test_codex_home_is_honoured_for_the_codex_env_file(home: Path, tmp_path: Pat
     assert found == {"client": "Codex", "source": "$CODEX_HOME/.env", "variable": "HTTPS_PROXY",
                      "value": "http://127.0.0.1:7890"}
     assert read_client_proxies(home, {}) == []
+
+
+def test_malformed_client_files_are_skipped_not_fatal(home: Path) -> None:
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text('{"env": {"HTTPS_PROXY": "http://127.0.0.1:1",}', encoding="utf-8")
+    (home / ".codex").mkdir()
+    (home / ".codex" / ".env").write_bytes(b"HTTPS_PROXY=http://127.0.0.1:7890\xff\n")
+    (found,) = read_client_proxies(home)
+    assert (found["client"], found["source"], found["variable"]) == ("Codex", "~/.codex/.env", "HTTPS_PROXY")

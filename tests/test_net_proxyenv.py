@@ -19,8 +19,8 @@ from capdoctor.probes.net_proxyenv import (
     effective_proxy,
     find_issues,
     read_env_proxies,
-    redact_proxy_url,
 )
+from capdoctor.redact import redact_url
 
 
 def httpx_choice(env: Mapping[str, str], url: str, monkeypatch: pytest.MonkeyPatch) -> str | None:
@@ -141,5 +141,5 @@ def test_credentials_never_leave_in_any_output() -> None:
     ep = read_env_proxies(env)
     texts = [repr(ep.to_dict()), *(i.message + repr(i.data) for i in find_issues(env, False))]
     assert texts and all("s3cret-test-pw" not in t and "fake-pass" not in t for t in texts)
-    assert redact_proxy_url("http://u:p@h:1") == "http://<redacted>@h:1"
-    assert redact_proxy_url("http://h:1") == "http://h:1"
+    assert redact_url("http://u:p@h:1") == "http://<redacted>@h:1"
+    assert redact_url("http://h:1") == "http://h:1"

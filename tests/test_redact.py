@@ -8,7 +8,7 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capdoctor.redact import MASK, redact, redact_text
+from capdoctor.redact import MASK, redact, redact_text, redact_url
 
 ALNUM = string.ascii_letters + string.digits
 tail = st.text(alphabet=ALNUM + "_-", min_size=20, max_size=60).filter(lambda t: any(c.isdigit() for c in t))
@@ -79,3 +79,10 @@ def test_prose_is_left_alone() -> None:
 def test_home_becomes_tilde() -> None:
     assert redact_text("/home/alice/.codex/log/codex-tui.log", home="/home/alice") == "~/.codex/log/codex-tui.log"
     assert redact_text("/home/alicexyz/x", home="/home/alice") == "/home/alicexyz/x"
+
+
+def test_redact_url_masks_userinfo_and_keeps_scheme_host_port() -> None:
+    assert redact_url("http://alice:s3cret-test-pw@127.0.0.1:7890/path") == f"http://{MASK}@127.0.0.1:7890/path"
+    assert redact_url(" socks5h://:only-pw@proxy.example:1080 ") == f"socks5h://{MASK}@proxy.example:1080"
+    assert redact_url("https://api.openai.com/v1") == "https://api.openai.com/v1"
+    assert redact_url("127.0.0.1:7890") == "127.0.0.1:7890"

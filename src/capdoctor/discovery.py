@@ -7,7 +7,8 @@ defaults — and records a human source for each (`flag --base-url`, `env ANTHRO
 `~/.codex/config.toml`). `describe()` reports the effective values with their sources for `capdoctor config`,
 the key's presence and source (never its value), and findings such as a base URL pointing at a dead
 loopback port or a relay, or a stale `*_BASE_URL` exported from a shell profile. `load_options()` reads the
-`[options]` table of capdoctor.toml for checks.
+`[options]` table of capdoctor.toml for checks. The clients' files are read and parsed by `clientconfig`;
+this module only decides what they mean for the target and in which order.
 
 It must not take a key from the command line (`--api-key-env` names a variable), print anything, or put a
 key's value into anything `describe()` returns. Malformed config files raise `ConfigError` naming the file and
@@ -16,23 +17,29 @@ line. Only `describe()` does network I/O (one short loopback connect per local b
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from capdoctor.clientconfig import (
+    Setting,
+    claude_settings_paths,
+    codex_config_path,
+    line_of,
+    parse_toml,
+    read_claude_settings,
+    read_codex_config,
+    read_text,
+    read_toml,
+    show,
+    type_problem,
+)
 from capdoctor.context import Target, _user_dir
 from capdoctor.errors import ConfigError, UsageError
 from capdoctor.providers import PROVIDER_NAMES, adapter_for, canonical, is_loopback, is_official
 from capdoctor.providers.base import host_of
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 CONFIG_NAME = "capdoctor.toml"
 TARGET_KEYS = ("provider", "base_url", "model", "alt_models", "api_key_env", "wire_api", "api_version")
@@ -118,63 +125,12 @@ class Layer:
             self.sources[key] = source
 
 
-def show(path: Path, home: Path) -> str:
-    """`path` with the home directory written as `~` (for sources and messages)."""
-    try:
-        return "~/" + path.relative_to(home).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def _read_toml(path: Path, home: Path) -> dict[str, Any] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{show(path, home)}: cannot read: {exc}") from None
-    try:
-        doc: dict[str, Any] = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{show(path, home)}: invalid TOML: {exc}") from None
-    return doc
-
-
-def _read_json(path: Path, home: Path) -> dict[str, Any] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{show(path, home)}: cannot read: {exc}") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{show(path, home)}:{exc.lineno}: invalid JSON: {exc.msg} (line {exc.lineno}, "
-                          f"column {exc.colno})") from None
-    if not isinstance(obj, dict):
-        raise ConfigError(f"{show(path, home)}:1: expected a JSON object at the top level")
-    return dict(obj)
-
-
-def _line_of(path: Path, key: str) -> int | None:
-    try:
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if re.match(rf"\s*{re.escape(key)}\s*=", line):
-                return i
-    except OSError:
-        return None
-    return None
-
-
-def _str(path: Path, home: Path, table: Mapping[str, Any], key: str) -> str | None:
+def _str(file: str, text: str, table: Mapping[str, Any], key: str) -> str | None:
     value = table.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
-        line = _line_of(path, key)
-        where = f"{show(path, home)}:{line}" if line else show(path, home)
-        raise ConfigError(f"{where}: '{key}' must be a string, not {type(value).__name__}")
+        raise ConfigError(type_problem(file, text, key, value))
     return value
 
 
@@ -184,14 +140,15 @@ def config_files(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -
 
 
 def _toml_layer(path: Path, home: Path) -> Layer:
-    doc = _read_toml(path, home)
+    text = read_text(path, home)
     layer = Layer()
-    if doc is None:
+    if text is None:
         return layer
+    src = show(path, home)
+    doc = parse_toml(text, src)
     table = doc.get("target", doc)
     if not isinstance(table, dict):
-        raise ConfigError(f"{show(path, home)}: [target] must be a table")
-    src = show(path, home)
+        raise ConfigError(f"{src}: [target] must be a table")
     for key in TARGET_KEYS:
         if key == "alt_models":
             alts = table.get(key)
@@ -200,11 +157,11 @@ def _toml_layer(path: Path, home: Path) -> Layer:
             if isinstance(alts, str):
                 alts = [a.strip() for a in alts.split(",") if a.strip()]
             if not isinstance(alts, list) or not all(isinstance(a, str) for a in alts):
-                line = _line_of(path, key)
+                line = line_of(text, key)
                 raise ConfigError(f"{src}{f':{line}' if line else ''}: 'alt_models' must be a list of strings")
             layer.set(key, tuple(alts), src)
         else:
-            layer.set(key, _str(path, home, table, key), src)
+            layer.set(key, _str(src, text, table, key), src)
     return layer
 
 
@@ -212,7 +169,7 @@ def load_options(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -
     """The `[options]` tables of capdoctor.toml (user first, then project, which wins), for ctx.options."""
     out: dict[str, Any] = {}
     for path in reversed(config_files(cwd, home, env, platform)):
-        doc = _read_toml(path, home)
+        doc = read_toml(path, home)
         if not doc:
             continue
         opts = doc.get("options", {})
@@ -222,76 +179,57 @@ def load_options(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -
     return out
 
 
-def codex_home(env: Mapping[str, str], home: Path) -> Path:
-    """$CODEX_HOME, else ~/.codex."""
-    value = env.get("CODEX_HOME")
-    return Path(value).expanduser() if value else home / ".codex"
-
-
 def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]:
     """Codex's model, provider, base URL, key variable and wire API; returns (layer, capdoctor provider)."""
-    path = codex_home(env, home) / "config.toml"
-    doc = _read_toml(path, home)
+    cfg = read_codex_config(codex_config_path(env, home), home)
     layer = Layer()
-    if doc is None:
+    if cfg is None:
         return layer, None
-    src = show(path, home)
-    model = _str(path, home, doc, "model")
-    pid = _str(path, home, doc, "model_provider") or "openai"
-    providers = doc.get("model_providers") or {}
-    if not isinstance(providers, dict):
-        raise ConfigError(f"{src}: [model_providers] must be a table")
-    custom = providers.get(pid) if pid != "openai" else None
+    cfg.raise_problems("model", "model_provider", "model_providers")
+    src, pid, custom = cfg.file, cfg.provider_id, cfg.provider
     provider: str | None
-    if isinstance(custom, dict):
-        base = custom.get("base_url")
-        host = host_of(base) if isinstance(base, str) else ""
+    if custom is not None:
+        host = host_of(custom.base_url.value) if custom.base_url else ""
         provider = next((p for h, p in HOST_PROVIDER if host.endswith(h)), None) or "openai-compatible"
-        layer.set("base_url", base if isinstance(base, str) else None, f"{src} [model_providers.{pid}]")
-        layer.set("api_key_env", custom.get("env_key") if isinstance(custom.get("env_key"), str) else None,
-                  f"{src} [model_providers.{pid}] env_key")
-        wire = custom.get("wire_api")
-        layer.set("wire_api", wire if isinstance(wire, str) else "chat", f"{src} [model_providers.{pid}]")
-        query = custom.get("query_params")
-        if isinstance(query, dict) and isinstance(query.get("api-version"), str):
-            layer.set("api_version", query["api-version"], f"{src} [model_providers.{pid}] query_params")
+        table_src = f"{src} [model_providers.{pid}]"
+        for key, setting in (("base_url", custom.base_url), ("api_key_env", custom.env_key),
+                             ("api_version", custom.api_version)):
+            if setting is not None:
+                layer.set(key, setting.value, setting.source)
+        # Codex's default wire API for a custom provider is Chat Completions
+        layer.set("wire_api", custom.wire_api.value if custom.wire_api else "chat", table_src)
     elif pid in CODEX_BUILTIN:
         provider, base = CODEX_BUILTIN[pid]
         layer.set("base_url", base, f"{src} (model_provider = {pid})")
         layer.set("wire_api", "chat", f"{src} (model_provider = {pid})")
     else:
         provider = "openai"
-        layer.set("base_url", _str(path, home, doc, "openai_base_url"), f"{src} openai_base_url")
+        cfg.raise_problems("openai_base_url")
+        if cfg.openai_base_url is not None:
+            layer.set("base_url", cfg.openai_base_url.value, cfg.openai_base_url.source)
         layer.set("wire_api", "responses", f"{src} (Codex speaks the Responses API)")
-    layer.set("model", model, src)
+    layer.set("model", cfg.model.value if cfg.model else None, src)
     layer.set("provider", provider, src)
     return layer, provider
 
 
-def _claude_layer(home: Path, cwd: Path) -> tuple[Layer, dict[str, str]]:
-    """Claude Code's settings `env` blocks (project local, project, user); returns the layer and the env."""
-    merged: dict[str, str] = {}
-    where: dict[str, str] = {}
-    for path in (home / ".claude" / "settings.json", cwd / ".claude" / "settings.json",
-                 cwd / ".claude" / "settings.local.json"):
-        doc = _read_json(path, home)
-        if not doc:
+def _claude_layer(home: Path, cwd: Path) -> tuple[Layer, dict[str, Setting]]:
+    """Claude Code's settings `env` blocks (user, project, project local); returns the layer and the key entries."""
+    merged: dict[str, Setting] = {}
+    for path in claude_settings_paths(home, cwd):
+        settings = read_claude_settings(path, home)
+        if settings is None:
             continue
-        block = doc.get("env") or {}
-        if not isinstance(block, dict):
-            raise ConfigError(f"{show(path, home)}: 'env' must be an object")
-        for k, v in block.items():
-            if isinstance(v, (str, int, float)):
-                merged[str(k)] = str(v)
-                where[str(k)] = f"{show(path, home)} env"
+        settings.raise_problems("env")
+        merged.update(settings.env_map())
     layer = Layer()
-    if any(k.startswith("ANTHROPIC_") for k in merged):
-        first = next(where[k] for k in merged if k.startswith("ANTHROPIC_"))
-        layer.set("provider", "anthropic", first)
-    layer.set("base_url", merged.get("ANTHROPIC_BASE_URL"), where.get("ANTHROPIC_BASE_URL", ""))
-    layer.set("model", merged.get("ANTHROPIC_MODEL"), where.get("ANTHROPIC_MODEL", ""))
-    return layer, {k: v for k, v in merged.items() if k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")} | {
-        f"__source__{k}": where[k] for k in merged if k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    anthropic = [s for name, s in merged.items() if name.startswith("ANTHROPIC_")]
+    if anthropic:
+        layer.set("provider", "anthropic", anthropic[0].source)
+    for key, name in (("base_url", "ANTHROPIC_BASE_URL"), ("model", "ANTHROPIC_MODEL")):
+        if name in merged:
+            layer.set(key, merged[name].value, merged[name].source)
+    return layer, {k: s for k, s in merged.items() if k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
 
 
 def _guess_from_url(url: str | None) -> str | None:
@@ -420,8 +358,8 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
                 break
         if not api_key and provider == "anthropic":
             for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-                if claude_keys.get(var):
-                    key_env, api_key, sources["key"] = var, claude_keys[var], claude_keys[f"__source__{var}"]
+                if var in claude_keys and claude_keys[var].value:
+                    key_env, api_key, sources["key"] = var, claude_keys[var].value, claude_keys[var].source
                     break
     if not str(base_url).startswith(("http://", "https://")):
         raise UsageError(f"base URL {base_url!r} ({sources['base_url']}) must start with http:// or https://")
@@ -472,8 +410,8 @@ def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Pat
     files = [
         *({"path": show(p, home), "kind": "capdoctor", "exists": p.exists()}
           for p in config_files(cwd, home, env, platform)),
-        {"path": show(codex_home(env, home) / "config.toml", home), "kind": "codex",
-         "exists": (codex_home(env, home) / "config.toml").exists()},
+        {"path": show(codex_config_path(env, home), home), "kind": "codex",
+         "exists": codex_config_path(env, home).exists()},
         {"path": show(home / ".claude" / "settings.json", home), "kind": "claude-code",
          "exists": (home / ".claude" / "settings.json").exists()},
     ]

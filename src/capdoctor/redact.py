@@ -46,10 +46,21 @@ _FIELD_RE = re.compile(
     re.IGNORECASE,
 )
 _USERINFO_RE = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^/\s:@]+(?::[^/\s@]*)?)@")
+_URL_USERINFO_RE = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/@\s]*@")
 _QUERY_SECRET_RE = re.compile(
     r"(?P<name>[?&](?:key|api[_-]?key|token|access_token|auth|sig|signature|password|secret)=)[^&#\s\"']+",
     re.IGNORECASE,
 )
+
+
+def redact_url(url: str) -> str:
+    """`url` (stripped) with its userinfo masked: `http://user:pw@host:8080/x` → `http://<redacted>@host:8080/x`.
+
+    Why a separate, narrower pass than `redact_text`: a proxy or base URL is shown where the reader needs its
+    scheme, host and port (which proxy is dead?), so only the userinfo goes, however it is shaped (an empty
+    user, a colon in the password).
+    """
+    return _URL_USERINFO_RE.sub(rf"\g<1>{MASK}@", url.strip())
 
 
 def _mask_field(match: re.Match[str]) -> str:

@@ -3,9 +3,10 @@
 Contract: reads PATH, settings files and the environment only through `ctx`; runs each client's version
 command through `probes.local_commands` (no stdin, short timeout, process group killed on timeout);
 compares with the latest release through `probes.local_registry` (cached a day; "latest unknown" when it
-cannot look); cross-checks config models with the `models` check's `available_models`. Findings are client
-evidence (outdated client, a model the provider lacks, dead local base URL, unset key variable, conflicting
-installs, disagreeing configs) plus weak quota evidence for many concurrent sessions.
+cannot look). Findings are client evidence (outdated client, conflicting installs, a client the provider
+asks to update) plus weak quota evidence for many concurrent sessions; the configuration findings (a model
+the provider lacks, dead local base URL, unset key variable, disagreeing configs) come from the pure
+`checks.client_config`, fed with the `models` check's `available_models` and a loopback port probe.
 Must not read credential files, print secret values, or raise for an expected situation.
 """
 
@@ -17,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from capdoctor.check import Need
+from capdoctor.checks.client_config import PROVIDER_CLIENTS, assess_configs, config_data
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
 from capdoctor.probes.local_clients import (
     CLIENTS,
@@ -27,7 +28,6 @@ from capdoctor.probes.local_clients import (
     NODE,
     SDK_PACKAGES,
     SDK_UPDATE,
-    ClientConfig,
     ClientSpec,
     parse_sdk_probe,
     read_client_configs,
@@ -36,7 +36,7 @@ from capdoctor.probes.local_clients import (
 from capdoctor.probes.local_versions import FAR_BEHIND_DEFAULT, Lag, Version, far_behind, lag, parse_version
 
 if TYPE_CHECKING:
-    from capdoctor.context import Context, Target
+    from capdoctor.context import Context
     from capdoctor.model import CheckResult
     from capdoctor.probes.local_commands import CommandOutput
 
@@ -55,41 +55,6 @@ NEWER_VERSION_RE = re.compile(
     re.IGNORECASE,
 )
 """How a `models` finding says the provider wants a newer client (text of the finding or its signature)."""
-
-MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "opusplan", "default", "best", "auto"})
-"""Client-side aliases resolved by the client itself: never compared with the provider's model list."""
-
-PROVIDER_CLIENTS: Mapping[str, tuple[str, ...]] = {
-    "openai": ("codex", "aider", "copilot"),
-    "anthropic": ("claude",),
-    "gemini": ("gemini",),
-}
-"""Which clients talk to which provider family (others: all of them)."""
-
-BASE_URL_ENV: tuple[str, ...] = (
-    "OPENAI_BASE_URL",
-    "OPENAI_API_BASE",
-    "ANTHROPIC_BASE_URL",
-    "GOOGLE_GEMINI_BASE_URL",
-    "COPILOT_PROVIDER_BASE_URL",
-    "AIDER_OPENAI_API_BASE",
-)
-"""Shell variables that redirect a client to a gateway or relay."""
-
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "[::1]"})
-
-ENV_FAMILY: Mapping[str, str] = {
-    "OPENAI_BASE_URL": "openai",
-    "OPENAI_API_BASE": "openai",
-    "AIDER_OPENAI_API_BASE": "openai",
-    "ANTHROPIC_BASE_URL": "anthropic",
-    "ANTHROPIC_MODEL": "anthropic",
-    "GOOGLE_GEMINI_BASE_URL": "gemini",
-}
-"""Which provider family a shell variable steers (variables not listed may concern any target)."""
-
-OFF_TARGET = " (context: not the endpoint being diagnosed)"
-"""Appended to a setup problem that concerns another provider than the target: it cannot explain the error."""
 
 
 @dataclass
@@ -197,22 +162,6 @@ def _latest(ctx: Context, keys: Sequence[str]) -> dict[str, str | None]:
     return out
 
 
-def _norm_url(url: str) -> str:
-    parts = urlsplit(url.strip())
-    path = parts.path.rstrip("/")
-    if path.endswith("/v1"):
-        path = path[:-3]
-    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{parts.port or ''}{path}"
-
-
-def _applies(cfg: ClientConfig, target: Target) -> bool:
-    """Whether a client config is about the target: same base URL, or the provider's default endpoint."""
-    if cfg.base_url:
-        return _norm_url(cfg.base_url) == _norm_url(target.base_url)
-    family = {"codex": "openai", "claude": "anthropic", "gemini": "gemini"}.get(cfg.client)
-    return cfg.provider in (family, None) and family == target.provider
-
-
 def _available_models(ctx: Context) -> list[str] | None:
     models = ctx.results.get("models")
     raw = models.data.get("available_models") if models is not None else None
@@ -240,6 +189,7 @@ def _newer_version_asked(ctx: Context) -> Finding | None:
 
 
 def _port_open(host: str, port: int, timeout: float) -> bool:
+    """Whether something accepts a TCP connection on host:port (the probe `assess_configs` is given)."""
     import socket
 
     try:
@@ -247,38 +197,6 @@ def _port_open(host: str, port: int, timeout: float) -> bool:
             return True
     except OSError:
         return False
-
-
-def _base_urls(ctx: Context, configs: Sequence[ClientConfig]) -> list[tuple[str, str, bool]]:
-    """(where it is set, URL, whether it concerns the target) for every base URL a client would use."""
-    found = [(f"env {name}", ctx.env[name], _env_relevant(ctx, name)) for name in BASE_URL_ENV if ctx.env.get(name)]
-    found += [(f"{c.source} ({c.client})", c.base_url, _cfg_relevant(ctx, c)) for c in configs if c.base_url]
-    return found
-
-
-def _env_relevant(ctx: Context, name: str) -> bool:
-    """Whether a shell variable can affect requests to the target (always, when there is no target)."""
-    if ctx.target is None:
-        return True
-    family = ENV_FAMILY.get(name)
-    provider = "openai" if ctx.target.provider == "openai-compatible" else ctx.target.provider
-    return family is None or family == provider
-
-
-def _cfg_relevant(ctx: Context, cfg: ClientConfig) -> bool:
-    """Whether a client's settings concern the target: same endpoint, or the target provider's own client."""
-    if ctx.target is None:
-        return True
-    if cfg.base_url and _norm_url(cfg.base_url) == _norm_url(ctx.target.base_url):
-        return True
-    # the provider's own client counts even when its settings send it elsewhere (a gateway): that detour
-    # is then the likeliest reason the client fails while the provider is fine
-    return cfg.client in PROVIDER_CLIENTS.get(ctx.target.provider, ())
-
-
-def _weigh(relevant: bool, strength: Strength, message: str) -> tuple[Strength, str]:
-    """The finding's strength and message: unchanged when it concerns the target, else context only."""
-    return (strength, message) if relevant else (Strength.CONTEXT, message + OFF_TARGET)
 
 
 class ClientCheck:
@@ -315,7 +233,15 @@ class ClientCheck:
         findings += self._sdk_findings(sdks, latest, details, python_error)
 
         configs = read_client_configs(ctx.env, ctx.home)
-        findings += self._config_findings(ctx, configs, details)
+        config_findings, config_details = assess_configs(
+            configs,
+            ctx.env,
+            ctx.target,
+            _available_models(ctx),
+            lambda host, port: _port_open(host, port, ctx.timeout(0.5)),
+        )
+        findings += config_findings
+        details += config_details
         findings += self._newer_version_findings(ctx, installs)
 
         sessions = count_sessions(CLIENTS)
@@ -362,7 +288,7 @@ class ClientCheck:
             "node": self._install_data(node) if node else None,
             "sdks": {p: {"version": sdks[p], "latest": latest.get(f"pypi:{p}")} for p in SDK_PACKAGES if p in sdks},
             "http_stack": {p: sdks[p] for p in HTTP_STACK_PACKAGES if p in sdks},
-            "configs": [self._config_data(c) for c in configs],
+            "configs": [config_data(c) for c in configs],
             "sessions": {cid: len(pids) for cid, pids in sessions.items()},
             "os": os_data,
         }
@@ -492,170 +418,6 @@ class ClientCheck:
             details.append("HTTP stack: " + ", ".join(stack))
         return out
 
-    # -- configs ----------------------------------------------------------------------------------------
-
-    def _config_findings(self, ctx: Context, configs: Sequence[ClientConfig], details: list[str]) -> list[Finding]:
-        out: list[Finding] = []
-        available = _available_models(ctx)
-        for cfg in configs:
-            if cfg.error:
-                details.append(cfg.error)
-                strength, message = _weigh(
-                    _cfg_relevant(ctx, cfg),
-                    Strength.MODERATE,
-                    cfg.error + " — the client may ignore it or refuse to start",
-                )
-                out.append(
-                    Finding(
-                        Cause.CLIENT,
-                        strength,
-                        message,
-                        data={"path": cfg.source, "client": cfg.client},
-                        next_steps=(NextStep(f"Fix the syntax of {cfg.source} (or move it aside to test)"),),
-                    )
-                )
-                continue
-            bits = [
-                f"model {cfg.model}" if cfg.model else "",
-                f"base URL {cfg.base_url}" if cfg.base_url else "",
-                f"provider {cfg.provider}" if cfg.provider else "",
-            ]
-            details.append(f"{cfg.source}: " + (", ".join(b for b in bits if b) or "no model or endpoint set"))
-            if cfg.key_env and not ctx.env.get(cfg.key_env) and cfg.base_url:
-                strength, message = _weigh(
-                    _cfg_relevant(ctx, cfg),
-                    Strength.MODERATE,
-                    f"{cfg.source} says the key is in ${cfg.key_env}, but that variable is not set",
-                )
-                out.append(
-                    Finding(
-                        Cause.CLIENT,
-                        strength,
-                        message,
-                        data={"path": cfg.source, "variable": cfg.key_env},
-                        next_steps=(
-                            NextStep(
-                                f"export {cfg.key_env}=… in the shell that starts the client, or fix "
-                                f"env_key in {cfg.source}"
-                            ),
-                        ),
-                    )
-                )
-            if (
-                available is not None
-                and ctx.target is not None
-                and cfg.model
-                and cfg.model.lower() not in MODEL_ALIASES
-                and _applies(cfg, ctx.target)
-                and not any(a == cfg.model or a.startswith(cfg.model + "-") for a in available)
-            ):
-                sample = ", ".join(available[:6]) + (" …" if len(available) > 6 else "")
-                # an explicit base URL equal to the target's is certain; matching only by provider family is
-                # not (a Codex ChatGPT login offers models that the API key's list does not show)
-                out.append(
-                    Finding(
-                        Cause.CLIENT,
-                        Strength.MODERATE if cfg.base_url else Strength.WEAK,
-                        f"{cfg.source} names model {cfg.model!r}, which {ctx.target.base_url} does not offer "
-                        f"(it lists: {sample or 'nothing'})",
-                        data={"path": cfg.source, "model": cfg.model, "client": cfg.client},
-                        next_steps=(
-                            NextStep(
-                                f"Set model in {cfg.source} to one the provider lists"
-                                + (f", e.g. {available[0]!r}" if available else "")
-                            ),
-                        ),
-                    )
-                )
-        out += self._disagreements(ctx, configs)
-        out += self._dead_base_urls(ctx, configs)
-        return out
-
-    @staticmethod
-    def _disagreements(ctx: Context, configs: Sequence[ClientConfig]) -> list[Finding]:
-        out: list[Finding] = []
-        for cfg in configs:
-            if cfg.error:
-                continue
-            for name, value in cfg.env_overrides.items():
-                if name.startswith("_") or name not in ctx.env or ctx.env[name] == value:
-                    continue
-                strength, message = _weigh(
-                    _env_relevant(ctx, name),
-                    Strength.WEAK,
-                    f"${name} differs between the shell ({ctx.env[name]}) and {cfg.source} ({value}); "
-                    "which one wins depends on the client version",
-                )
-                out.append(
-                    Finding(
-                        Cause.CLIENT,
-                        strength,
-                        message,
-                        data={"variable": name, "path": cfg.source},
-                        next_steps=(
-                            NextStep(
-                                f"Keep {name} in one place: unset it in your shell rc or remove it "
-                                f"from the env block of {cfg.source}"
-                            ),
-                        ),
-                    )
-                )
-            if (
-                cfg.client == "codex"
-                and cfg.base_url
-                and ctx.env.get("OPENAI_BASE_URL")
-                and (_norm_url(cfg.base_url) != _norm_url(ctx.env["OPENAI_BASE_URL"]))
-            ):
-                out.append(
-                    Finding(
-                        Cause.CLIENT,
-                        Strength.CONTEXT,
-                        f"OPENAI_BASE_URL is set, but Codex uses model_provider {cfg.provider!r} "
-                        "with its own base URL "
-                        f"from {cfg.source}, so the variable has no effect on Codex",
-                        data={"variable": "OPENAI_BASE_URL", "path": cfg.source},
-                    )
-                )
-        return out
-
-    @staticmethod
-    def _dead_base_urls(ctx: Context, configs: Sequence[ClientConfig]) -> list[Finding]:
-        out: list[Finding] = []
-        checked: dict[tuple[str, int], bool] = {}
-        for where, url, relevant in _base_urls(ctx, configs):
-            try:
-                parts = urlsplit(url if "://" in url else f"http://{url}")
-                host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
-            except ValueError:
-                continue
-            if host.lower() not in LOOPBACK_HOSTS:
-                continue
-            key = (host, port)
-            if key not in checked:
-                checked[key] = _port_open("127.0.0.1" if host == "0.0.0.0" else host, port, ctx.timeout(0.5))
-            if not checked[key]:
-                strength, message = _weigh(
-                    relevant,
-                    Strength.MODERATE,
-                    f"{where} points at {url}, but nothing listens on {host}:{port} (connection refused): a "
-                    "stopped relay or gateway makes the client fail with connection or capacity errors",
-                )
-                out.append(
-                    Finding(
-                        Cause.CLIENT,
-                        strength,
-                        message,
-                        data={"path" if "/" in where else "variable": where, "base_url": url},
-                        next_steps=(
-                            NextStep(
-                                f"Start the local relay/gateway on port {port}, or remove the base URL "
-                                f"setting ({where})"
-                            ),
-                        ),
-                    )
-                )
-        return out
-
     # -- models cross-check -----------------------------------------------------------------------------
 
     @staticmethod
@@ -722,16 +484,4 @@ class ClientCheck:
             "lag": inst.lag.level if inst.lag else None,
             "other_paths": [{"path": str(p), "version": str(v) if v else None} for p, _, v in inst.others],
             "update_command": inst.spec.update_command or None,
-        }
-
-    @staticmethod
-    def _config_data(cfg: ClientConfig) -> dict[str, Any]:
-        return {
-            "client": cfg.client,
-            "source": cfg.source,
-            "provider": cfg.provider,
-            "model": cfg.model,
-            "base_url": cfg.base_url,
-            "key_env": cfg.key_env,
-            "error": cfg.error,
         }

@@ -371,10 +371,10 @@ class PathsCheck:
             effective_proxy,
             find_issues,
             read_env_proxies,
-            redact_proxy_url,
         )
         from capdoctor.probes.net_sysproxy import read_system_proxy
         from capdoctor.probes.net_timing import PathResult, probe_path, time_dns
+        from capdoctor.redact import redact_url
 
         if ctx.target is None:
             return result_of(self, Status.SKIP, "no target: pass --base-url/--model")
@@ -397,7 +397,7 @@ class PathsCheck:
         verify = client_verify(ctx.env)
 
         def job(spec: PathSpec, target_url: str, is_ref: bool) -> Callable[[], PathResult]:
-            shown = redact_proxy_url(spec.proxy) if spec.proxy else None
+            shown = redact_url(spec.proxy) if spec.proxy else None
             return lambda: probe_path(spec.name, target_url, spec.proxy, shown, budget,
                                       expect_json=not is_ref, want_trace=not is_ref, verify=verify)
 
@@ -412,7 +412,7 @@ class PathsCheck:
             got = done.get(key)
             if isinstance(got, PathResult):
                 return got
-            return PathResult(spec.name, u, redact_proxy_url(spec.proxy) if spec.proxy else None,
+            return PathResult(spec.name, u, redact_url(spec.proxy) if spec.proxy else None,
                               error=f"no answer within {budget:.1f} s", error_class="timeout",
                               total_ms=round(budget * 1000, 1))
 

@@ -12,7 +12,6 @@ not gather are reported as unknown). The judgement (`assess`) is a pure function
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from capdoctor.check import Need
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
 
 if TYPE_CHECKING:
+    from capdoctor.clientconfig import Setting
     from capdoctor.context import Context
     from capdoctor.model import CheckResult
     from capdoctor.probes.net_tls import TlsJudgement
@@ -35,13 +35,6 @@ DEADLINE_MARGIN_S = 0.4
 
 LISTEN_TIMEOUT_S = 0.5
 """How long to wait for a local proxy port to accept a connection before calling it dead."""
-
-CLIENT_ENV_FILES: tuple[tuple[str, str, str], ...] = (
-    ("Claude Code", ".claude/settings.json", "json-env"),
-    ("Codex", ".codex/.env", "dotenv"),
-)
-"""Clients' own files that can set proxy variables (relative to HOME): (client, path, format)."""
-
 
 @dataclass(frozen=True)
 class Facts:
@@ -64,37 +57,38 @@ class Facts:
 def client_proxy_entries(home: Path, env: Mapping[str, str]) -> list[tuple[dict[str, str], str]]:
     """(shown entry, raw value) for proxy variables set in clients' own files. The raw value (which may hold
     credentials) is only for the "is anything listening" probe and must never be output."""
-    from capdoctor.probes.net_proxyenv import redact_proxy_url
+    from capdoctor.redact import redact_url
 
     out: list[tuple[dict[str, str], str]] = []
-    for client, rel, fmt in CLIENT_ENV_FILES:
-        path, shown_path = home / rel, f"~/{rel}"
-        if client == "Codex" and env.get("CODEX_HOME"):
-            path, shown_path = Path(env["CODEX_HOME"]) / ".env", "$CODEX_HOME/.env"
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        pairs: list[tuple[str, str]] = []
-        if fmt == "json-env":
-            try:
-                found = json.loads(text).get("env", {})
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(found, dict):
-                pairs = [(str(k), str(v)) for k, v in found.items()]
-        else:
-            for line in text.splitlines():
-                line = line.strip().removeprefix("export ").strip()
-                if "=" in line and not line.startswith("#"):
-                    k, _, v = line.partition("=")
-                    pairs.append((k.strip(), v.strip().strip("'\"")))
-        for k, v in pairs:
-            if k.lower().endswith("_proxy") and v:
-                shown = {"client": client, "source": shown_path, "variable": k,
-                         "value": v if k.lower() == "no_proxy" else redact_proxy_url(v)}
-                out.append((shown, v))
+    for client, settings in _client_env_settings(home, env):
+        for s in settings:
+            if s.name.lower().endswith("_proxy") and s.value:
+                shown = {"client": client, "source": s.file, "variable": s.name,
+                         "value": s.value if s.name.lower() == "no_proxy" else redact_url(s.value)}
+                out.append((shown, s.value))
     return out
+
+
+def _client_env_settings(home: Path, env: Mapping[str, str]) -> list[tuple[str, tuple[Setting, ...]]]:
+    """(client, variables) from the clients' files that can set proxies: Claude Code's `~/.claude/settings.json`
+    `env` block, Codex's `.env` (in $CODEX_HOME when set). A missing, unreadable or malformed file is skipped."""
+    from capdoctor.clientconfig import ClientConfigError, codex_env_path, read_claude_settings, read_dotenv
+
+    found: list[tuple[str, tuple[Setting, ...]]] = []
+    try:
+        claude = read_claude_settings(home / ".claude" / "settings.json", home, strict=False)
+        if claude is not None:
+            found.append(("Claude Code", claude.env))
+    except ClientConfigError:
+        pass
+    label = "$CODEX_HOME/.env" if env.get("CODEX_HOME") else "~/.codex/.env"
+    try:
+        dotenv = read_dotenv(codex_env_path(env, home), home, label=label, strict=False)
+        if dotenv is not None:
+            found.append(("Codex", dotenv))
+    except ClientConfigError:
+        pass
+    return found
 
 
 def read_client_proxies(home: Path, env: Mapping[str, str] | None = None) -> list[dict[str, str]]:
@@ -135,8 +129,8 @@ def find_dead_proxies(candidates: Sequence[tuple[str, str, str]], timeout: float
     Why only loopback: a local port answers instantly either way, so the probe is cheap and conclusive;
     remote proxies are judged by the paths check instead.
     """
-    from capdoctor.probes.net_proxyenv import redact_proxy_url
     from capdoctor.probes.net_timing import tcp_connect
+    from capdoctor.redact import redact_url
 
     dead: list[dict[str, str]] = []
     seen: set[tuple[str, int]] = set()
@@ -148,7 +142,7 @@ def find_dead_proxies(candidates: Sequence[tuple[str, str, str]], timeout: float
         addr = "127.0.0.1" if hp[0].lower().startswith("localhost") else hp[0].strip("[]")
         _, err = tcp_connect(addr, hp[1], timeout)
         if err is not None:
-            dead.append({"source": source, "variable": var, "proxy": redact_proxy_url(url), "error": err})
+            dead.append({"source": source, "variable": var, "proxy": redact_url(url), "error": err})
     return dead
 
 

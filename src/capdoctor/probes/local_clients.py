@@ -2,25 +2,34 @@
 
 Contract: `CLIENTS` and `SDK_PACKAGES` are the tables the `client` check walks; `read_client_configs()` reads
 the few settings files that decide where a client sends requests (model, base URL, key variable) and
-returns `ClientConfig` rows with the file each value came from. Parsing is pure (`parse_codex_config`,
-`parse_claude_settings`, `parse_gemini_settings` take text). Must not read credential files (auth.json,
-~/.claude.json), never returns secret values (only whether a key is set), and never raises on a malformed
-file: the row carries `error` instead.
+returns `ClientConfig` rows with the file each value came from. Reading and parsing the files is
+`capdoctor.clientconfig`'s job; this module only turns what it parsed into rows (`client_config` takes
+text). Must not read credential files (auth.json, ~/.claude.json), never returns secret values (only
+whether a key is set), and never raises on a malformed file: the row carries `error` instead.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found]
+from capdoctor.clientconfig import (
+    ClaudeSettings,
+    ClientConfigError,
+    CodexConfig,
+    GeminiSettings,
+    claude_dir,
+    codex_config_path,
+    gemini_settings_path,
+    parse_claude_settings,
+    parse_codex_config,
+    parse_gemini_settings,
+    read_text,
+    show,
+)
 
 
 @dataclass(frozen=True)
@@ -140,55 +149,38 @@ def _is_secret_name(name: str) -> bool:
     return any(word in upper for word in SECRET_ENV_NAMES)
 
 
-def parse_codex_config(text: str, source: str) -> ClientConfig:
-    """The active provider of a Codex `config.toml`: model, provider id, its base URL and `env_key`.
+def codex_row(cfg: CodexConfig) -> ClientConfig:
+    """The row for a Codex config: model, provider id, its base URL and `env_key`.
 
     Built-in `openai` keeps its own base URL (overridden only by OPENAI_BASE_URL), even if the file has a
-    `[model_providers.openai]` table, as Codex does.
+    `[model_providers.openai]` table, as Codex does; its key is always OPENAI_API_KEY.
     """
-    try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        return ClientConfig("codex", source, error=f"cannot parse {source}: {exc}")
-    model = data.get("model")
-    provider_id = data.get("model_provider") or "openai"
-    base_url = key_env = None
-    providers = data.get("model_providers")
-    if isinstance(providers, dict) and provider_id not in ("openai",):
-        table = providers.get(provider_id)
-        if isinstance(table, dict):
-            base_url = table.get("base_url") if isinstance(table.get("base_url"), str) else None
-            key_env = table.get("env_key") if isinstance(table.get("env_key"), str) else None
-    if provider_id == "openai":
-        key_env = "OPENAI_API_KEY"
+    table = cfg.provider
+    key_env = "OPENAI_API_KEY" if cfg.provider_id == "openai" else (
+        table.env_key.value if table and table.env_key else None)
     return ClientConfig(
         "codex",
-        source,
-        provider=str(provider_id),
-        model=model if isinstance(model, str) else None,
-        base_url=base_url,
+        cfg.file,
+        provider=cfg.provider_id,
+        model=cfg.model.value if cfg.model else None,
+        base_url=table.base_url.value if table and table.base_url else None,
         key_env=key_env,
     )
 
 
-def parse_claude_settings(text: str, source: str) -> ClientConfig:
-    """The `env` block and `model` of a Claude Code `settings.json`: gateway URL, model, key presence."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return ClientConfig("claude", source, error=f"cannot parse {source}: {exc}")
-    if not isinstance(data, dict):
-        return ClientConfig("claude", source, error=f"cannot parse {source}: not a JSON object")
-    env = data.get("env") if isinstance(data.get("env"), dict) else {}
-    assert isinstance(env, dict)
-    safe = {str(k): str(v) for k, v in env.items() if not _is_secret_name(str(k)) and isinstance(v, (str, int))}
-    secret_names = sorted(str(k) for k in env if _is_secret_name(str(k)))
-    model = data.get("model") if isinstance(data.get("model"), str) else safe.get("ANTHROPIC_MODEL")
+def claude_row(settings: ClaudeSettings) -> ClientConfig:
+    """The row for Claude Code settings: gateway URL, model, and the non-secret `env` entries.
+
+    Secret-looking entries are dropped; their names are listed under `_secret_vars_set`.
+    """
+    safe = {s.name: s.value for s in settings.env if not _is_secret_name(s.name)}
+    secret_names = sorted(s.name for s in settings.env if _is_secret_name(s.name))
+    model = settings.model.value if settings.model else safe.get("ANTHROPIC_MODEL")
     if secret_names:
         safe["_secret_vars_set"] = ",".join(secret_names)
     return ClientConfig(
         "claude",
-        source,
+        settings.file,
         provider="anthropic",
         model=model,
         base_url=safe.get("ANTHROPIC_BASE_URL"),
@@ -196,53 +188,51 @@ def parse_claude_settings(text: str, source: str) -> ClientConfig:
     )
 
 
-def parse_gemini_settings(text: str, source: str) -> ClientConfig:
-    """The model of a Gemini CLI `settings.json` (nested `model.name` since 2025-09, or a legacy string)."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        return ClientConfig("gemini", source, error=f"cannot parse {source}: {exc}")
-    if not isinstance(data, dict):
-        return ClientConfig("gemini", source, error=f"cannot parse {source}: not a JSON object")
-    model_field = data.get("model")
-    model = model_field.get("name") if isinstance(model_field, dict) else model_field
-    return ClientConfig("gemini", source, provider="gemini", model=model if isinstance(model, str) else None)
+def gemini_row(settings: GeminiSettings) -> ClientConfig:
+    """The row for Gemini CLI settings: the model."""
+    return ClientConfig("gemini", settings.file, provider="gemini",
+                        model=settings.model.value if settings.model else None)
 
 
-def _display(path: Path, home: Path) -> str:
+def client_config(client: str, text: str, source: str) -> ClientConfig:
+    """The row for one client's settings `text` (`client` is "codex", "claude" or "gemini"); never raises:
+    a file that does not parse gives a row with `error` set."""
     try:
-        return "~/" + path.relative_to(home).as_posix()
-    except ValueError:
-        return str(path)
+        if client == "codex":
+            return codex_row(parse_codex_config(text, source))
+        if client == "claude":
+            return claude_row(parse_claude_settings(text, source))
+        return gemini_row(parse_gemini_settings(text, source))
+    except ClientConfigError as exc:
+        return ClientConfig(client, source, error=f"cannot parse {source}: {exc.detail}")
 
 
 def config_paths(env: Mapping[str, str], home: Path) -> list[tuple[str, Path]]:
     """The settings files to read, per client: `$CODEX_HOME/config.toml`, `~/.claude/settings.json`, …"""
-    codex_home = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
-    claude_dir = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
     return [
-        ("codex", codex_home / "config.toml"),
-        ("claude", claude_dir / "settings.json"),
-        ("gemini", home / ".gemini" / "settings.json"),
+        ("codex", codex_config_path(env, home)),
+        ("claude", claude_dir(env, home) / "settings.json"),
+        ("gemini", gemini_settings_path(home)),
     ]
-
-
-PARSERS = {"codex": parse_codex_config, "claude": parse_claude_settings, "gemini": parse_gemini_settings}
 
 
 def read_client_configs(env: Mapping[str, str], home: Path) -> list[ClientConfig]:
     """Every client settings file that exists, parsed; unreadable files come back with `error` set."""
     out: list[ClientConfig] = []
     for client, path in config_paths(env, home):
-        source = _display(path, home)
+        source = show(path, home)
         try:
             if not path.is_file():
                 continue
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_text(path, home, strict=False)
+        except ClientConfigError as exc:
+            out.append(ClientConfig(client, source, error=f"cannot read {source}: {exc.detail}"))
+            continue
         except OSError as exc:
             out.append(ClientConfig(client, source, error=f"cannot read {source}: {exc.strerror or exc}"))
             continue
-        out.append(PARSERS[client](text, source))
+        if text is not None:
+            out.append(client_config(client, text, source))
     return out
 
 

@@ -7,7 +7,7 @@ lowercase variable *deletes* the uppercase one) and httpx 0.28's `get_environmen
 break a client before any packet leaves (schemes httpx rejects, SOCKS without `socksio`).
 It must not do I/O, import httpx, or return a proxy URL with credentials in it unless asked for the raw value
 (`effective_proxy` returns the raw URL so a probe can use it; everything meant for output goes through
-`redact_proxy_url`).
+`capdoctor.redact.redact_url`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from capdoctor.redact import redact_url
+
 PROXY_KEYS = ("http", "https", "all")
 """The `*_proxy` prefixes httpx uses (urllib also collects ftp_proxy etc., which httpx ignores)."""
 
@@ -25,7 +27,7 @@ HTTPX_SCHEMES = frozenset({"http", "https", "socks5", "socks5h"})
 """Proxy URL schemes httpx 0.28 accepts; anything else makes `httpx.Client()` raise ValueError."""
 
 SOCKS_SCHEMES = frozenset({"socks5", "socks5h"})
-MASK = "<redacted>"
+
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class EnvProxy:
         """Machine-readable facts for `result.data["env_proxy"]` (values redacted)."""
         return {
             "variables": dict(self.variables),
-            "effective": {k: redact_proxy_url(v) for k, v in self.proxies.items() if k in PROXY_KEYS},
+            "effective": {k: redact_url(v) for k, v in self.proxies.items() if k in PROXY_KEYS},
             "sources": dict(self.sources),
             "no_proxy": list(self.no_proxy),
         }
@@ -71,7 +73,7 @@ class ProxyChoice:
     @property
     def redacted(self) -> str | None:
         """The proxy URL with any credentials masked, for output."""
-        return redact_proxy_url(self.url) if self.url else None
+        return redact_url(self.url) if self.url else None
 
 
 @dataclass(frozen=True)
@@ -86,11 +88,6 @@ class ProxyIssue:
     data: Mapping[str, object] = field(default_factory=dict)
 
 
-def redact_proxy_url(url: str) -> str:
-    """`url` with its userinfo (user:password) masked; proxies often carry credentials in the URL."""
-    return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/@\s]*@", rf"\1{MASK}@", url.strip())
-
-
 def read_env_proxies(env: Mapping[str, str]) -> EnvProxy:
     """Apply urllib's rules to `env`: why — the case and emptiness rules decide what Python clients use.
 
@@ -103,7 +100,7 @@ def read_env_proxies(env: Mapping[str, str]) -> EnvProxy:
     variables: dict[str, str] = {}
     for name, value in env.items():
         if name.lower().endswith("_proxy"):
-            variables[name] = redact_proxy_url(value) if value else ""
+            variables[name] = redact_url(value) if value else ""
         if value and name[-6:].lower() == "_proxy":
             proxies[name[:-6].lower()] = value
             sources[name[:-6].lower()] = name
@@ -261,7 +258,7 @@ def find_issues(env: Mapping[str, str], socks_supported: bool, target_url: str |
             continue
         var = ep.sources.get(key, f"{key}_proxy")
         scheme = proxy_scheme(value)
-        shown = redact_proxy_url(value)
+        shown = redact_url(value)
         if scheme not in HTTPX_SCHEMES:
             fixed = "socks5" if scheme.startswith("socks") else "http"
             issues.append(ProxyIssue(
@@ -294,7 +291,7 @@ def find_issues(env: Mapping[str, str], socks_supported: bool, target_url: str |
                 if not lvalue:
                     issues.append(ProxyIssue(
                         "empty_cancels", lname,
-                        f"{lname} is set but empty, which cancels {oname}={redact_proxy_url(ovalue)} for Python "
+                        f"{lname} is set but empty, which cancels {oname}={redact_url(ovalue)} for Python "
                         f"clients (urllib/httpx), while Node and Rust clients may still use {oname}",
                         f"Decide on one: unset the empty {lname}, or unset {oname} too.",
                         command=f"unset {lname}",
@@ -303,11 +300,11 @@ def find_issues(env: Mapping[str, str], socks_supported: bool, target_url: str |
                 elif lvalue.strip() != ovalue.strip():
                     issues.append(ProxyIssue(
                         "case_conflict", lname,
-                        f"{lname}={redact_proxy_url(lvalue)} and {oname}={redact_proxy_url(ovalue)} differ: "
+                        f"{lname}={redact_url(lvalue)} and {oname}={redact_url(ovalue)} differ: "
                         f"Python and curl use the lowercase one, other tools may use the uppercase one",
                         "Set both to the same value, or unset one of them.",
                         command=f"unset {oname}",
-                        data={"lower": redact_proxy_url(lvalue), "upper": redact_proxy_url(ovalue)},
+                        data={"lower": redact_url(lvalue), "upper": redact_url(ovalue)},
                     ))
     if target_url and any(ep.proxies.get(k) for k in PROXY_KEYS):
         choice = effective_proxy(ep, target_url)
