@@ -165,7 +165,7 @@ def codex_env_path(env: Mapping[str, str], home: Path) -> Path:
 def claude_dir(env: Mapping[str, str], home: Path) -> Path:
     """$CLAUDE_CONFIG_DIR, else ~/.claude."""
     value = env.get("CLAUDE_CONFIG_DIR")
-    return Path(value) if value else home / ".claude"
+    return Path(value).expanduser() if value else home / ".claude"
 
 
 def claude_settings_paths(home: Path, cwd: Path) -> list[Path]:

@@ -27,8 +27,10 @@ def _root(env: Mapping[str, str], var: str, default: Path) -> Path:
 
 def candidates(env: Mapping[str, str], home: Path, platform: str) -> list[tuple[str, Path]]:
     """Every place a client may keep logs on `platform`, existing or not (tests and `-v` show them)."""
-    codex = _root(env, "CODEX_HOME", home / ".codex")
-    claude = _root(env, "CLAUDE_CONFIG_DIR", home / ".claude")
+    from capdoctor.clientconfig import claude_dir, codex_home
+
+    codex = codex_home(env, home)
+    claude = claude_dir(env, home)
     copilot = _root(env, "COPILOT_HOME", home / ".copilot")
     out = [
         ("codex", codex / "log"),
