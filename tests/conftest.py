@@ -82,3 +82,18 @@ def cli() -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     """Register the markers the suite uses."""
     config.addinivalue_line("markers", "scenario(name): simulator scenario for the `sim` fixture")
+
+
+def free_port() -> int:
+    """A loopback TCP port that nothing listens on: bound to port 0, read back, closed.
+
+    The one helper for a dead base URL or a dead proxy (a stopped local relay, a proxy client that is not
+    running). Another process could take the port before the test uses it; on loopback that is rare
+    enough for a test, and a test that needs a listener should bind its own socket instead.
+    """
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port

@@ -15,7 +15,7 @@ import pytest
 from capdoctor.checks.models import ModelsCheck
 from capdoctor.context import Context, Target
 from capdoctor.model import Cause, CheckResult, Status, Strength
-from tests.setups.providers import free_dead_port
+from tests.conftest import free_port
 
 FAKE_KEY = "sk-test-FAKEKEY-models-4242"
 FAST = {"models.backoff_s": 0.01, "models.max_backoff_s": 0.05}
@@ -152,7 +152,7 @@ def test_html_where_json_expected_is_network(sim: Any, home: Path) -> None:
 
 
 def test_dead_loopback_base_url_is_client_naming_the_source(home: Path) -> None:
-    url = f"http://127.0.0.1:{free_dead_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     result = ModelsCheck().run(ctx_for(url, "anthropic", "claude-opus-4-7", home,
                                        sources={"base_url": "env ANTHROPIC_BASE_URL"}))
     client = [f for f in result.findings if f.cause is Cause.CLIENT and f.strength is Strength.STRONG]

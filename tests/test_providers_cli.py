@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.setups.providers import free_dead_port
+from tests.conftest import free_port, run_cli
 
 FAKE_KEY = "sk-test-FAKEKEY-cli-0123456789abcdef"
 
@@ -34,7 +33,7 @@ def test_diagnose_never_prints_the_key(scenario: str, tmp_path: Path) -> None:
 
 
 def test_config_shows_sources_not_the_key(tmp_path: Path) -> None:
-    port = free_dead_port()
+    port = free_port()
     proc = run_cli("config", "--json", env={"ANTHROPIC_API_KEY": FAKE_KEY,
                                             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"}, cwd=tmp_path)
     out = proc.stdout + proc.stderr

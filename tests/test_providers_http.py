@@ -18,7 +18,7 @@ from capdoctor.probes.http_call import send
 from capdoctor.probes.sse import Event
 from capdoctor.providers import adapter_for
 from capdoctor.providers.base import error_fields
-from tests.setups.providers import free_dead_port
+from tests.conftest import free_port
 
 
 def client() -> httpx.Client:
@@ -32,7 +32,7 @@ def openai_target(base: str) -> Target:
 def test_refused() -> None:
     a = adapter_for("openai")
     with client() as c:
-        ex = send(c, a, a.list_request(openai_target(f"http://127.0.0.1:{free_dead_port()}/v1")), timeout=2)
+        ex = send(c, a, a.list_request(openai_target(f"http://127.0.0.1:{free_port()}/v1")), timeout=2)
     assert ex.kind == "refused" and ex.connection_failed and ex.status is None
 
 
