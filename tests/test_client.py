@@ -26,6 +26,7 @@ from capdoctor.probes.local_os import OsFacts, remember_os
 from capdoctor.probes.local_processes import count_sessions, group_sessions, match_client
 from capdoctor.probes.local_registry import latest_versions, npm_url, parse_npm_latest, parse_pypi_latest
 from capdoctor.probes.local_versions import Version, far_behind, lag, parse_version
+from tests.conftest import free_port
 from tests.setups.local import FAKEBIN, JsonServer, registry_routes
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="fake executables are POSIX shell scripts")
@@ -272,9 +273,7 @@ def test_latest_versions_from_registries_then_from_the_cache(tmp_path: Path, reg
 def test_latest_unknown_when_the_registry_is_unreachable(tmp_path: Path) -> None:
     import httpx
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    dead = f"http://127.0.0.1:{free_port()}"
     got = latest_versions(
         ["npm:@openai/codex"],
         npm_registry=dead,
@@ -430,9 +429,7 @@ def test_key_variable_named_in_config_but_unset(home: Path) -> None:
 
 
 def test_dead_local_base_url_and_a_live_one(home: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        dead_port = s.getsockname()[1]
+    dead_port = free_port()
     live = socket.socket()
     live.bind(("127.0.0.1", 0))
     live.listen()
@@ -569,9 +566,7 @@ def test_config_without_base_url_matches_by_provider_only_weakly(home: Path) -> 
 
 
 def test_setup_problems_of_another_provider_are_context_only(home: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        dead_port = s.getsockname()[1]
+    dead_port = free_port()
     (home / ".claude").mkdir()
     (home / ".claude" / "settings.json").write_text(
         json.dumps({"env": {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{dead_port}"}}), encoding="utf-8"

@@ -11,7 +11,7 @@ import pytest
 from capdoctor.context import Target
 from capdoctor.discovery import DiscoveryFlags, describe, discover, load_options, shell_exports
 from capdoctor.errors import ConfigError, UsageError
-from tests.setups.providers import free_dead_port
+from tests.conftest import free_port
 
 FAKE = "sk-test-FAKEKEY-discovery-77"
 
@@ -166,7 +166,7 @@ def test_options(home: Path, cwd: Path) -> None:
 
 
 def test_describe_never_contains_the_key_and_flags_dead_loopback(home: Path, cwd: Path) -> None:
-    port = free_dead_port()
+    port = free_port()
     write(home / ".zshrc", f"alias ll='ls -l'\nexport ANTHROPIC_BASE_URL=http://127.0.0.1:{port}\n")
     env = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": FAKE}
     t = discover(DiscoveryFlags(), env, home, cwd, "linux")

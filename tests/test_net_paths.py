@@ -15,6 +15,7 @@ from capdoctor.context import Context, Target
 from capdoctor.model import Cause, Status, Strength
 from capdoctor.probes.net_timing import PathResult
 from capdoctor.runner import run_checks
+from tests.conftest import free_port
 from tests.netfixtures import running_proxy
 
 ROW_KEYS = {"name", "proxy", "dns_ms", "connect_ms", "tls_ms", "ttfb_ms", "total_ms", "status", "error",
@@ -96,12 +97,7 @@ def test_captive_portal_is_network(sim: Any, home: Path) -> None:
 
 
 def test_all_paths_refused_while_reference_answers_means_provider_unreachable(sim: Any, home: Path) -> None:
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    dead = s.getsockname()[1]
-    s.close()
+    dead = free_port()
     r = PathsCheck().run(make_ctx(sim, home, base_url=f"http://127.0.0.1:{dead}/v1"))
     (finding,) = strong(r)
     assert "the internet works" in finding.message and finding.data["reference_reachable"] is True

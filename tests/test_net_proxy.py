@@ -13,15 +13,8 @@ from capdoctor.checks.proxy import Facts, ProxyCheck, assess, read_client_proxie
 from capdoctor.context import Context, Target
 from capdoctor.model import Cause, Status, Strength
 from capdoctor.runner import run_checks
+from tests.conftest import free_port
 from tests.netfixtures import Origin, private_ca, running_proxy, tls_server_context
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port: int = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def make_ctx(home: Path, env: dict[str, str] | None = None, base_url: str | None = None) -> Context:

@@ -17,6 +17,7 @@ from capdoctor.probes.net_timing import (
     timings,
     trace_url,
 )
+from tests.conftest import free_port
 from tests.netfixtures import Origin, private_ca, running_proxy, tls_server_context
 
 
@@ -130,12 +131,7 @@ def test_tls_verify_failure_is_its_own_class() -> None:
 
 
 def test_refused_dns_and_bad_proxy_scheme() -> None:
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port = free_port()
     assert probe_path("direct", f"http://127.0.0.1:{port}/v1/models", None, None, 3.0).error_class == "refused"
     dns = probe_path("direct", "http://no-such-host.invalid/v1/models", None, None, 3.0)
     assert dns.error_class == "dns" and dns.status is None

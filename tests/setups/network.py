@@ -8,11 +8,11 @@ loopback port nothing listens on. Everything stays on 127.0.0.1 and is stopped w
 from __future__ import annotations
 
 import contextlib
-import socket
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager as ContextManager
 from typing import Any
 
+from tests.conftest import free_port
 from tests.netfixtures import running_proxy
 from tests.setups import SetupEnv
 
@@ -34,9 +34,7 @@ def _with_proxy(mode: str) -> Callable[[SetupEnv], ContextManager[dict[str, Any]
 @contextlib.contextmanager
 def dead_proxy_port(env: SetupEnv) -> Iterator[dict[str, Any]]:
     """HTTP(S)_PROXY at a loopback port that was just bound and closed: the proxy client is not running."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     yield {"env": _proxy_env(f"http://127.0.0.1:{port}")}
 
 

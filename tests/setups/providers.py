@@ -14,9 +14,6 @@ from typing import Any
 from tests.conftest import free_port
 from tests.setups import SetupEnv
 
-free_dead_port = free_port
-"""Kept for the importers not yet moved to `tests.conftest.free_port` (tests/test_discovery.py)."""
-
 
 @contextlib.contextmanager
 def dead_base_url(env: SetupEnv) -> Iterator[dict[str, Any]]:
