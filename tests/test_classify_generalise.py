@@ -27,11 +27,22 @@ UNSEEN: list[tuple[str, str]] = [
     ("La solicitud falló: se agotó la cuota diaria de la API", "quota"),
     ('{"error":{"type":"insufficient_quota"}} (retrying in 30s)', "quota"),
     ("Cline: Payment Required — out of credits for this workspace", "quota"),
+    # Gemini 429 RESOURCE_EXHAUSTED with a QuotaFailure detail is quota (without one it stays ambiguous)
+    ("google.api_core.exceptions.ResourceExhausted: 429 RESOURCE_EXHAUSTED. [{'@type': "
+     "'type.googleapis.com/google.rpc.QuotaFailure', 'violations': [{'quotaMetric': "
+     "'generativelanguage.googleapis.com/generate_content_paid_tier_input_token_count', 'quotaValue': '0'}]}]",
+     "quota"),
+    ('[gemini] status=RESOURCE_EXHAUSTED details=[{"@type":"type.googleapis.com/google.rpc.QuotaFailure",'
+     '"violations":[{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel","quotaValue":"15"}]}]', "quota"),
     # account
     ("Your account has been suspended for violating the usage policies.", "account"),
     ('{"error":{"code":"account_deactivated","message":"deactivated"}}', "account"),
     ("该账号被封禁，请联系客服", "account"),
     ("It fails only on this account; my colleague's other account works fine on the same laptop", "account"),
+    # Anthropic's 403 region/egress refusal, through other wrappers
+    ("anthropic.PermissionDeniedError: Error code: 403 - {'type': 'error', 'error': {'type': 'forbidden', "
+     "'message': 'Request not allowed'}}", "account"),
+    ("[claude] POST /v1/messages -> 403: Request not allowed (egress via hk-02)", "account"),
     # network
     ("aider: litellm.APIConnectionError: Connection refused (os error 111)", "network"),
     ("Error: connect ECONNRESET 104.18.6.192:443", "network"),
@@ -45,6 +56,9 @@ UNSEEN: list[tuple[str, str]] = [
     ("koboldcpp: ggml_metal_graph_compute: failed to allocate Metal0 buffer of size 8589934592", "hardware"),
     ("kernel: Out of memory: Killed process 4242 (llama-server)", "hardware"),
     ("模型加载失败：显存不足", "hardware"),
+    ("vllm serve failed: ValueError: No available memory for the cache blocks (gpu_memory_utilization=0.6)",
+     "hardware"),
+    ("lms load qwen3-32b: Not enough resources to load the model (estimated 21.4 GB)", "hardware"),
     # client
     ("This model requires a newer version of the app. Please upgrade your client.", "client"),
     ("ollama: 404 model 'qwen3:32b' not found, try pulling it first", "client"),

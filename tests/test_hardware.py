@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 
-from capdoctor.checks.hardware import HardwareCheck
+from capdoctor.checks.hardware import HardwareCheck, memory_error
 from capdoctor.context import Context, Target
 from capdoctor.model import Cause, Status, Strength
 from capdoctor.probes.local_memory import MemoryFacts, apple_gpu_limit, parse_sysctl_lines, parse_sysctl_number
 from capdoctor.probes.local_nvml import load_nvml, read_gpus
 from capdoctor.probes.local_servers import (
     candidates,
-    classify_local_error,
     looks_like_ollama,
     normalize_ollama_host,
     parse_ollama_ps,
@@ -203,9 +202,41 @@ def test_parse_ollama_ps_and_gpu_share() -> None:
         ("Not enough resources to load the model with the current settings", "vram"),
     ],
 )
-def test_classify_local_error_field_cases(text: str, memory: str) -> None:
-    marker = classify_local_error(text)
-    assert marker is not None and marker.memory == memory and marker.remedies
+def test_memory_error_field_cases(text: str, memory: str) -> None:
+    match = memory_error(text)
+    assert match is not None and match.signature.memory == memory and match.signature.remedy
+    assert match.signature.cause is Cause.HARDWARE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what the check's private table used to catch (Ollama llm/status.go outOfMemorySubstrings and the
+        # vLLM / llama.cpp / LM Studio messages), now served by the signature table; texts written for this test
+        "Error: llama runner process has terminated: CUDA error: out of memory",
+        "load failed: unable to load full model on GPU",
+        "hipMalloc failed: out of memory while loading layer 41",
+        "ggml_vulkan: VK_ERROR_OUT_OF_DEVICE_MEMORY while creating the KV buffer",
+        "Metal: out of device memory",
+        "llama_model_load: insufficient memory - required allocations: 12.3 GiB",
+        "runner: not enough memory to load tensors",
+        "failed to allocate 4096.00 MiB for the compute graph",
+        "RuntimeError: out of memory",
+        "The model's KV cache (8.0 GiB) is larger than the available KV cache memory (2.1 GiB).",
+        "kernel: Out of memory: Killed process 911 (ollama_llama_server)",
+    ],
+)
+def test_memory_error_covers_the_old_markers(text: str) -> None:
+    match = memory_error(text)
+    assert match is not None and match.signature.cause is Cause.HARDWARE, text
+
+
+def test_memory_error_comes_from_the_one_table() -> None:
+    from capdoctor.signatures import BY_ID
+
+    match = memory_error("HTTP 500: model requires more system memory (39.4 GiB) than is available (30.0 GiB)")
+    assert match is not None and match.signature is BY_ID[match.signature.id]  # a table row, not a private one
+    assert match.signature.id == "local.system_memory" and match.signature.memory == "ram"
 
 
 @pytest.mark.parametrize(
@@ -216,8 +247,13 @@ def test_classify_local_error_field_cases(text: str, memory: str) -> None:
         "",
     ],
 )
-def test_classify_local_error_ignores_other_errors(text: str) -> None:
-    assert classify_local_error(text) is None
+def test_memory_error_ignores_other_errors(text: str) -> None:
+    assert memory_error(text) is None
+
+
+def test_memory_error_ignores_the_weak_crash_symptom() -> None:
+    # "the connection dropped" is only *likely* a crash: a load error must say that memory ran out
+    assert memory_error("Error: error reading llm response: unexpected EOF") is None
 
 
 def test_ollama_host_forms_and_target_shapes() -> None:
@@ -257,6 +293,7 @@ def test_local_ollama_that_cannot_load_the_target_model(home: Path) -> None:
     oom = [f for f in result.findings if f.data.get("memory") == "ram"]
     assert oom and oom[0].cause is Cause.HARDWARE and oom[0].strength is Strength.STRONG
     assert any("quantization" in s.text for s in oom[0].next_steps)
+    assert oom[0].data["signature"] == "local.system_memory"
     assert result.status is Status.FAIL
     assert result.data["servers"][0]["is_target"] and result.data["target_is_local"]
 
@@ -375,3 +412,38 @@ def test_local_relay_target_keeps_local_facts_as_context(home: Path, monkeypatch
     assert result.data["servers"][0]["kind"] == "openai-compatible" and result.data["servers"][0]["is_target"]
     low = [f for f in result.findings if "nearly exhausted" in f.message]
     assert low and low[0].strength is Strength.CONTEXT  # a relay to the cloud: local RAM is not the cause
+
+
+def test_each_finding_carries_only_its_own_remedy(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo used to say "use a smaller model or quantization" three times: each finding carried the
+    generic hardware steps too. Now a finding carries at most its specific remedy, and the verdict adds the
+    generic ones once."""
+    import capdoctor.probes.local_memory as local_memory
+    from capdoctor.verdict import CAUSE_TEXT, decide
+
+    monkeypatch.setattr(local_memory, "memory_facts", lambda: MemoryFacts(32 * GIB, 1 * GIB, 8 * GIB, 6 * GIB))
+    partial = json.loads((DATA / "ollama_ps_partial.json").read_text())["models"]
+    with JsonServer(ollama_routes(loaded=tuple(partial), chat=(500, {"error": OOM}))) as server:
+        target = Target(provider="openai-compatible", base_url=server.url + "/v1", model="llama3.1:70b")
+        result = HardwareCheck().run(make_ctx(home, target=target, options={"ollama_url": server.url}))
+    generic = {s.text for s in CAUSE_TEXT[Cause.HARDWARE.value].steps}
+    assert len(result.findings) >= 4  # load error, offload, low RAM, swapping
+    for f in result.findings:
+        assert len(f.next_steps) <= 1 and not {s.text for s in f.next_steps} & generic, f
+    verdict = decide([result])
+    texts = [s.text.lower() for s in verdict.next_steps]
+    assert len(texts) == len(set(texts))
+    assert sum("smaller" in t for t in texts) == 1, texts  # the generic step, once
+    ram = [f for f in result.findings if f.data.get("memory") == "ram" or "nearly exhausted" in f.message]
+    assert len({f.next_steps[0].text for f in ram}) == 1  # one wording for "free RAM", from the table
+
+
+def test_model_wholly_on_cpu_points_at_the_gpu_setup() -> None:
+    from capdoctor.probes.local_servers import LoadedModel, ServerInfo
+
+    on_cpu = LoadedModel("qwen3:8b", 5 * GIB, 0)
+    server = ServerInfo("ollama", "http://127.0.0.1:11434", models=[on_cpu], is_target=True)
+    findings = HardwareCheck._server_findings([server], [])
+    assert len(findings) == 1 and "0% in GPU memory" in findings[0].message
+    assert [s.text for s in findings[0].next_steps] == [findings[0].next_steps[0].text]
+    assert "sees the GPU" in findings[0].next_steps[0].text

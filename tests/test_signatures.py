@@ -69,6 +69,41 @@ def test_429_read_by_body_not_status() -> None:
     assert best_match(quota, status=429).signature.cause is Cause.QUOTA  # type: ignore[union-attr]
 
 
+def test_gemini_resource_exhausted_is_quota_only_with_a_quota_failure() -> None:
+    bare = '{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).",' \
+           '"status":"RESOURCE_EXHAUSTED"}}'
+    top = best_match(bare, status=429)
+    assert top is not None and top.signature.id == "gemini.resource_exhausted"
+    assert top.signature.strength is Strength.WEAK  # ambiguous: a small tier's quota or the shared pool
+    detail = bare[:-2] + ',"details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure",' \
+                         '"violations":[{"quotaMetric":"m","quotaValue":"0"}]}]}}'
+    top = best_match(detail, status=429)
+    assert top is not None and top.signature.id == "gemini.quota_failure"
+    assert top.signature.cause is Cause.QUOTA and top.signature.strength is Strength.STRONG
+    # a word in the message is not the detail: without QuotaFailure the row does not fire
+    assert "gemini.quota_failure" not in [m.signature.id for m in classify(bare + " quotaFailure?")]
+
+
+def test_anthropic_forbidden_is_account_region_not_just_auth() -> None:
+    body = '{"type":"error","error":{"type":"forbidden","message":"Request not allowed"},"request_id":"req_01"}'
+    top = best_match(body, status=403)
+    assert top is not None and top.signature.id == "anthropic.request_not_allowed"
+    assert top.signature.cause is Cause.ACCOUNT and top.signature.strength is Strength.MODERATE
+    html = "<html><title>403 Forbidden</title>Request not allowed by cloudflare</html>"
+    assert "anthropic.request_not_allowed" not in [m.signature.id for m in classify(html, status=403)]
+
+
+def test_memory_kind_is_row_data() -> None:
+    assert {s.memory for s in SIGNATURES} <= {None, *sig.MEMORY_KINDS}
+    assert all(s.cause is Cause.HARDWARE for s in SIGNATURES if s.memory)
+    assert BY_ID["local.system_memory"].memory == "ram" and BY_ID["local.gpu_oom"].memory == "vram"
+    assert BY_ID["local.vllm_kv_cache"].memory == "kv-cache"
+    bad = ('[[signature]]\nid = "x.y"\ncause = "hardware"\nstrength = "weak"\ntitle = "t"\nremedy = "r"\n'
+           'source = "s"\nmemory = "disk"\nphrases = ["x"]\n')
+    with pytest.raises(ValueError, match=r"x\.y.*memory"):
+        sig.load(bad)
+
+
 def test_uppercase_codes_are_case_sensitive() -> None:
     ids = [m.signature.id for m in classify("Language model unavailable")]
     assert "gemini.model_overloaded" not in ids

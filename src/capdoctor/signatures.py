@@ -45,6 +45,9 @@ STRENGTH_RANK = {Strength.STRONG: 3, Strength.MODERATE: 2, Strength.WEAK: 1, Str
 
 EXCERPT_CHARS = 160
 
+MEMORY_KINDS = ("ram", "vram", "kv-cache")
+"""What ran out, for hardware rows that say: system RAM, GPU memory, or the GPU memory left for the KV cache."""
+
 
 @dataclass(frozen=True)
 class Signature:
@@ -57,6 +60,9 @@ class Signature:
     remedy: str
     source: str
     retryable: bool | None
+    # Hardware rows only: which memory ran out (one of MEMORY_KINDS), read by the hardware check; None when
+    # the text does not say (a generic "out of memory") or the row is not about memory.
+    memory: str | None = None
     # The match spec (see the header of signatures.toml). `family` marks generic phrase families: they rank
     # below specific rows and the log scanner drops them when a specific row of the same cause matched.
     codes: tuple[str, ...] = ()
@@ -103,6 +109,9 @@ def _compile(row: Mapping[str, Any]) -> Signature:
     # Upper-case codes (Google's RESOURCE_EXHAUSTED, UNAVAILABLE) match case-sensitively: "unavailable" in
     # prose is not the status name. Other codes (snake_case types) match in any case.
     code_alts = [re.escape(c) if c.isupper() else f"(?i:{re.escape(c)})" for c in codes]
+    memory = row.get("memory")
+    if memory is not None and memory not in MEMORY_KINDS:
+        raise ValueError(f"memory must be one of {', '.join(MEMORY_KINDS)}, not {memory!r}")
     code_re = (
         re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(code_alts) + r")(?![A-Za-z0-9_])")
         if codes else None
@@ -115,6 +124,7 @@ def _compile(row: Mapping[str, Any]) -> Signature:
         remedy=str(row["remedy"]),
         source=str(row["source"]),
         retryable=row.get("retryable"),
+        memory=None if memory is None else str(memory),
         codes=codes,
         phrases=phrases,
         also=also,

@@ -6,13 +6,18 @@ wrapped; no driver is reported, not an error) and the Apple GPU working-set limi
 evidence: a load that fails for memory, a model partly offloaded to CPU, memory or GPU memory nearly
 exhausted, heavy swapping, another process holding the GPU. When the target is not local, every finding
 is `context` (local hardware cannot explain a cloud provider's error). Thresholds are data below.
-Must not generate tokens (the Ollama load probe is an empty chat), probe non-loopback hosts, or raise.
+A server's error text is read by the one signature table (`capdoctor.signatures`, hardware rows), which
+also gives the finding its remedy and the memory kind. Each finding carries only the remedy specific to it:
+the verdict appends the generic hardware steps (smaller quantization, shorter context, free the GPU).
+Must not generate tokens (the Ollama load probe is an empty chat), probe non-loopback hosts, keep its own
+error-text table, or raise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from capdoctor.check import Need
@@ -24,6 +29,7 @@ if TYPE_CHECKING:
     from capdoctor.probes.local_memory import AppleGpuLimit, MemoryFacts
     from capdoctor.probes.local_nvml import GpuSnapshot
     from capdoctor.probes.local_servers import ServerInfo
+    from capdoctor.signatures import Match, Signature
 
 GIB = 1024**3
 
@@ -45,6 +51,44 @@ RUNTIME_KINDS = frozenset({"ollama", "lmstudio", "vllm", "llamacpp", "tgi"})
 
 PROBE_TIMEOUT_S = 0.5
 LOAD_TIMEOUT_S = 20.0
+
+RAM_ROW = "local.system_memory"
+"""The table row whose remedy also answers low RAM and heavy swapping: one wording, shared with the probes
+and the log scanner, so the verdict shows it once."""
+
+
+@lru_cache(maxsize=1)
+def _memory_rows() -> tuple[Signature, ...]:
+    """Hardware rows that say memory ran out: all but the weak symptom rows (a dropped connection that is
+    only *likely* a crash is not a load error about memory)."""
+    from capdoctor.signatures import SIGNATURES
+
+    serious = (Strength.STRONG, Strength.MODERATE)
+    return tuple(s for s in SIGNATURES if s.cause is Cause.HARDWARE and s.strength in serious)
+
+
+def memory_error(text: str) -> Match | None:
+    """The out-of-memory signature in a local server's error text (best first), or None when it is about
+    something else. Its row gives the remedy and, where the text says, the memory kind (`memory`)."""
+    from capdoctor.signatures import classify
+
+    found = classify(text, signatures=_memory_rows()) if text else []
+    return found[0] if found else None
+
+
+def _offload_step(model: str, size_vram: int | None) -> NextStep:
+    """The remedy specific to a partly offloaded model: the size that fits, or a GPU the runtime cannot use."""
+    if not size_vram:
+        return NextStep(f"None of {model} is in GPU memory: check that the runtime sees the GPU (driver, "
+                        "CUDA/ROCm/Metal libraries, the runtime's GPU settings).")
+    return NextStep(f"Aim for a model plus context under {_gib(size_vram)}: that is how much of {model} fits in "
+                    "GPU memory now.")
+
+
+def _ram_step() -> NextStep:
+    from capdoctor.signatures import BY_ID
+
+    return NextStep(BY_ID[RAM_ROW].remedy)
 
 
 def _gib(n: int | None) -> str:
@@ -180,8 +224,6 @@ class HardwareCheck:
 
     @staticmethod
     def _server_findings(servers: Sequence[ServerInfo], details: list[str]) -> list[Finding]:
-        from capdoctor.probes.local_servers import classify_local_error
-
         out: list[Finding] = []
         for s in servers:
             tag = " (the target)" if s.is_target else ""
@@ -200,26 +242,23 @@ class HardwareCheck:
                             f"{s.name} holds {m.name} ({_gib(m.size)}) with only {share:.0%} in GPU memory; "
                             f"{_gib(cpu)} runs from system RAM on the CPU, which is slow and can time out",
                             data={"server": s.kind, "model": m.name, "size": m.size, "size_vram": m.size_vram},
-                            next_steps=(
-                                NextStep("Use a smaller quantization or a smaller model so it fits in VRAM"),
-                                NextStep(
-                                    "Shorten the context (num_ctx / OLLAMA_CONTEXT_LENGTH) to shrink the KV cache"
-                                ),
-                                NextStep("Stop other processes using the GPU"),
-                            ),
+                            next_steps=(_offload_step(m.name, m.size_vram),),
                         )
                     )
             if s.error:
                 details.append(f"  error: {s.error}")
-                marker = classify_local_error(s.error)
-                if marker is not None:
+                match = memory_error(s.error)
+                if match is not None:
+                    row = match.signature
+                    # A load error from the server itself is direct evidence, whatever the row's strength in
+                    # logs of unknown origin: strong for the target's server, moderate for another one.
                     out.append(
                         Finding(
                             Cause.HARDWARE,
                             Strength.STRONG if s.is_target else Strength.MODERATE,
                             f"{s.name} cannot hold the model: {s.error}",
-                            data={"server": s.kind, "memory": marker.memory, "signature": f"local-oom-{marker.memory}"},
-                            next_steps=tuple(NextStep(r) for r in marker.remedies),
+                            data={"server": s.kind, "memory": row.memory, "signature": row.id},
+                            next_steps=(NextStep(row.remedy),),
                         )
                     )
                 elif s.state == "loading":
@@ -248,7 +287,7 @@ class HardwareCheck:
                     f"system memory is nearly exhausted: {_gib(mem.available)} available of {_gib(mem.total)} "
                     f"({share:.0%})",
                     data={"available": mem.available, "total": mem.total},
-                    next_steps=(NextStep("Close memory-hungry programs or use a smaller local model"),),
+                    next_steps=(_ram_step(),),
                 )
             )
             if mem.swap_total and mem.swap_share > THRESHOLDS["swap_heavy"]:
@@ -259,7 +298,7 @@ class HardwareCheck:
                         f"heavy swapping: {_gib(mem.swap_used)} of {_gib(mem.swap_total)} swap in use while RAM "
                         "is low, so a local model crawls",
                         data={"swap_used": mem.swap_used, "swap_total": mem.swap_total},
-                        next_steps=(NextStep("Free RAM or pick a model that fits in RAM without swap"),),
+                        next_steps=(),  # the low-RAM finding above carries the remedy: free RAM
                     )
                 )
         return out
@@ -286,10 +325,10 @@ class HardwareCheck:
                     for p in g.processes
                     if (p.used or 0) >= other_min and not any(n in (p.name or "").lower() for n in SERVER_PROCESS_NAMES)
                 ]
-                steps = [NextStep("Use a smaller model/quantization or a shorter context")]
+                steps: list[NextStep] = []  # the generic "smaller model, shorter context" comes with the verdict
                 if others:
                     names = ", ".join(f"{p.name or '?'} (pid {p.pid}, {_gib(p.used)})" for p in others)
-                    steps.insert(0, NextStep(f"Stop the other process(es) holding GPU {g.index}: {names}"))
+                    steps.append(NextStep(f"Stop the other process(es) holding GPU {g.index}: {names}"))
                 out.append(
                     Finding(
                         Cause.HARDWARE,
@@ -318,7 +357,6 @@ class HardwareCheck:
                             f"({_gib(apple.limit)} of {_gib(apple.ram)} unified memory)",
                             data={"model": m.name, "size": m.size, "gpu_limit": apple.limit},
                             next_steps=(
-                                NextStep("Use a smaller quantization or a shorter context"),
                                 NextStep(
                                     "Raise the limit (at your own risk)",
                                     f"sudo sysctl iogpu.wired_limit_mb={int(apple.ram * 0.85) // (1024 * 1024)}",

@@ -4,9 +4,10 @@ Contract: `candidates()` lists the base URLs worth probing (the Ollama base from
 target when it is local, each runtime's default port); `probe_server()` identifies what answers there with
 a few tiny GETs (Ollama `/api/version` and `/api/ps`, `/health`, TGI `/info`, `/v1/models`);
 `ollama_load()` asks Ollama to load the target model with an empty chat (no tokens generated), which is
-where "model requires more system memory" appears. Parsers (`parse_ollama_ps`, `classify_local_error`)
-are pure. Must not probe anything but the given bases, must not generate tokens, and must not raise for
-a closed port or a malformed answer.
+where "model requires more system memory" appears. Parsers (`parse_ollama_ps`, `error_text`) are pure.
+Must not probe anything but the given bases, must not generate tokens, must not raise for a closed port or a
+malformed answer, and must not judge the error texts it returns: the signature table does that (the hardware
+check classifies them through `capdoctor.signatures`).
 """
 
 from __future__ import annotations
@@ -46,56 +47,6 @@ SERVERS: tuple[ServerKind, ...] = (
 KIND_NAMES = {k.id: k.name for k in SERVERS} | {"openai-compatible": "OpenAI-compatible local server"}
 
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "host.docker.internal"})
-
-
-@dataclass(frozen=True)
-class MemoryMarker:
-    """A substring of a local runtime's error that means it ran out of memory, and what to do about it."""
-
-    text: str
-    memory: str  # "ram", "vram" or "kv-cache"
-    remedies: tuple[str, ...]
-
-
-_SMALLER = "Use a smaller model or a smaller quantization (e.g. q4_K_M instead of q8_0/fp16)"
-_CONTEXT = "Use a shorter context (Ollama num_ctx / OLLAMA_CONTEXT_LENGTH, vLLM --max-model-len, llama.cpp -c)"
-_OTHERS = "Stop other programs holding GPU or system memory (check nvidia-smi / Activity Monitor)"
-
-OOM_MARKERS: tuple[MemoryMarker, ...] = (
-    MemoryMarker("model requires more system memory", "ram", (_SMALLER, _CONTEXT, _OTHERS)),
-    MemoryMarker(
-        "no available memory for the cache blocks",
-        "kv-cache",
-        ("Raise vLLM --gpu-memory-utilization (e.g. 0.95) or lower --max-model-len / --max-num-seqs", _OTHERS),
-    ),
-    MemoryMarker(
-        "larger than the available kv cache memory",
-        "kv-cache",
-        ("Lower vLLM --max-model-len or raise --gpu-memory-utilization", _SMALLER),
-    ),
-    MemoryMarker(
-        "cuda out of memory",
-        "vram",
-        (_SMALLER, "Lower the batch size (vLLM --max-num-seqs, llama.cpp -b/-ub)", _CONTEXT, _OTHERS),
-    ),
-    MemoryMarker("unable to load full model on gpu", "vram", (_SMALLER, "Offload fewer layers (num_gpu / -ngl)")),
-    MemoryMarker("cudamalloc failed", "vram", (_SMALLER, "Reduce --n-gpu-layers / num_gpu", _CONTEXT)),
-    MemoryMarker("hipmalloc failed", "vram", (_SMALLER, "Reduce --n-gpu-layers / num_gpu", _CONTEXT)),
-    MemoryMarker("erroroutofdevicememory", "vram", (_SMALLER, _CONTEXT)),
-    MemoryMarker("out of device memory", "vram", (_SMALLER, _CONTEXT)),
-    MemoryMarker("not enough resources to load the model", "vram", (_SMALLER, _CONTEXT, _OTHERS)),
-    MemoryMarker("insufficient memory", "ram", (_SMALLER, _CONTEXT, _OTHERS)),
-    MemoryMarker("not enough memory", "ram", (_SMALLER, _CONTEXT, _OTHERS)),
-    MemoryMarker("failed to allocate", "vram", (_SMALLER, _CONTEXT)),
-    MemoryMarker("out of memory", "vram", (_SMALLER, _CONTEXT, _OTHERS)),
-)
-"""Ordered most specific first (Ollama llm/status.go `outOfMemorySubstrings`, vLLM and llama.cpp messages)."""
-
-
-def classify_local_error(text: str) -> MemoryMarker | None:
-    """The out-of-memory marker in a local server's error text, or None when it is about something else."""
-    low = (text or "").lower()
-    return next((m for m in OOM_MARKERS if m.text in low), None)
 
 
 @dataclass(frozen=True)
