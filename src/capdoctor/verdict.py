@@ -231,23 +231,20 @@ def decide(results: Sequence[CheckResult]) -> Verdict:
         skipped = [r for r in results if r.status is Status.SKIP]
         if ran and not broken and len(ran) >= len(skipped):
             return Verdict(NONE, 1.0 - 0.5 ** len(ran), NONE_TEXT.summary, ranking, (), NONE_TEXT.steps)
-        if ran and not broken:  # most checks could not run: "nothing wrong" would overstate what was seen
+        if not broken:  # most or all checks could not run: "nothing wrong" would overstate what was seen
+            why = (f"nothing wrong among the {len(ran)} check(s) that ran, but {len(skipped)} of {len(results)} "
+                   "could not run" if ran else "nothing could be checked (every check was skipped)")
             return Verdict(
-                INCONCLUSIVE, 0.0,
-                f"Inconclusive: nothing wrong among the {len(ran)} check(s) that ran, but {len(skipped)} of "
-                f"{len(results)} could not run.",
-                ranking, tuple(f"{r.id}: {r.summary}" for r in skipped),
-                (NextStep("Give capdoctor the target your client uses so the provider checks can run.",
+                INCONCLUSIVE, 0.0, f"Inconclusive: {why}.", ranking, tuple(f"{r.id}: {r.summary}" for r in skipped),
+                (NextStep("Remove what kept the checks from running (the reasons above): give the target your client "
+                          "uses, or the log files to read.",
                           "capdoctor diagnose --provider openai --model MODEL --api-key-env OPENAI_API_KEY"),
                  NextStep("See what was discovered and from where.", "capdoctor config")),
             )
-        why = (
-            "nothing could be checked (every check was skipped)"
-            if not ran
-            else f"{len(broken)} check(s) failed or broke without pointing at a cause"
-        )
         return Verdict(
-            INCONCLUSIVE, 0.0, f"Inconclusive: {why}.", ranking, tuple(f"{r.id}: {r.summary}" for r in broken),
+            INCONCLUSIVE, 0.0,
+            f"Inconclusive: {len(broken)} check(s) failed or broke without pointing at a cause.",
+            ranking, tuple(f"{r.id}: {r.summary}" for r in broken),
             (NextStep("Run the failing checks alone with -v to see what they hit.", "capdoctor check ID -v"),
              *NONE_TEXT.steps),
         )
