@@ -109,7 +109,7 @@ def _run(request: Any, json_out: bool, report: Path | None, verbose: bool, heade
     if json_out:
         sys.stdout.write(json_render.render(outcome.report))
     else:
-        terminal.render(outcome.report, console, verbose, ascii_only, header, checklist_shown=live)
+        terminal.render(outcome.report, console, verbose, ascii_only, header)
     if writer and report:
         from capdoctor.report import write_atomic
 

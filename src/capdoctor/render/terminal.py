@@ -160,12 +160,11 @@ def footer(report: dict[str, Any]) -> Text:
 
 
 def render(report: dict[str, Any], console: Console, verbose: bool = False, ascii_only: bool = False,
-           header: str | None = None, checklist_shown: bool = False) -> None:
-    """Print the whole human report to `console` (the checklist unless the live view already showed it)."""
-    if header and not checklist_shown:
+           header: str | None = None) -> None:
+    """Print the whole human report to `console`: header, checklist, verdict panel, closing line."""
+    if header:
         console.print(Text(header, style="bold"))
-    if not checklist_shown or verbose:
-        console.print(checklist(report, verbose, ascii_only))
+    console.print(checklist(report, verbose, ascii_only))
     console.print(verdict_panel(report))
     console.print(footer(report))
 
@@ -184,7 +183,9 @@ class LiveChecklist:
         self._lock = threading.Lock()
         self._header = header
         self._ascii = ascii_only
-        self._live = Live(self._view(), console=console, refresh_per_second=12, transient=False)
+        # transient: the live rows vanish at the end and the full checklist (with per-model rows and path
+        # bars) is printed in their place, so a terminal shows exactly what a pipe would, plus motion.
+        self._live = Live(self._view(), console=console, refresh_per_second=12, transient=True)
 
     def _view(self) -> Group:
         rows: list[Any] = [Text(self._header, style="bold")]
