@@ -28,8 +28,8 @@ from capdoctor.context import Target
 from capdoctor.model import Cause, Finding, Status, Strength
 from capdoctor.probes.http_call import Exchange
 from capdoctor.probes.http_probe import Attempt, ModelRun
-from capdoctor.providers import adapter_for
 from capdoctor.providers.base import ErrorInfo
+from capdoctor.providers.catalog import adapter_for
 
 OPENAI = "https://api.openai.com/v1"
 RELAY = "https://relay.example.net/v1"

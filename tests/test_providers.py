@@ -9,8 +9,8 @@ import pytest
 
 from capdoctor.context import Target
 from capdoctor.probes.sse import Event
-from capdoctor.providers import adapter_for, canonical, is_loopback, is_official
 from capdoctor.providers.base import ErrorInfo, error_fields
+from capdoctor.providers.catalog import adapter_for, canonical, is_loopback, is_official
 
 KEY = "sk-test-fake-0000"
 

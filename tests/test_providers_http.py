@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from capdoctor.context import Target
 from capdoctor.probes.http_call import send
 from capdoctor.probes.sse import Event
-from capdoctor.providers import adapter_for
 from capdoctor.providers.base import error_fields
+from capdoctor.providers.catalog import adapter_for
 from tests.conftest import free_port
 
 

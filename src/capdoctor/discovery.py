@@ -38,8 +38,8 @@ from capdoctor.clientconfig import (
 )
 from capdoctor.context import Target, _user_dir
 from capdoctor.errors import ConfigError, UsageError
-from capdoctor.providers import PROVIDER_NAMES, adapter_for, canonical, is_loopback, is_official
 from capdoctor.providers.base import host_of
+from capdoctor.providers.catalog import PROVIDER_NAMES, adapter_for, canonical, is_loopback, is_official
 
 CONFIG_NAME = "capdoctor.toml"
 TARGET_KEYS = ("provider", "base_url", "model", "alt_models", "api_key_env", "wire_api", "api_version")

@@ -110,7 +110,7 @@ class ModelsCheck:
         """List models, probe primary then alternatives within the budget, and judge the pattern."""
         from capdoctor.probes.http_probe import Budget, Prober
         from capdoctor.probes.ratelimit import parse_headers
-        from capdoctor.providers import adapter_for
+        from capdoctor.providers.catalog import adapter_for
 
         target = ctx.target
         if target is None:

@@ -196,7 +196,7 @@ class QuotaCheck:
 
     def _openrouter(self, ctx: Context) -> tuple[list[Finding], dict[str, Any]]:
         from capdoctor.probes.http_call import send
-        from capdoctor.providers import adapter_for
+        from capdoctor.providers.catalog import adapter_for
         from capdoctor.providers.compat import OpenRouterAdapter
 
         target = ctx.target

@@ -1,56 +1,5 @@
-"""Provider adapters, looked up by provider name: the one place that maps a name to its request shapes.
+"""Provider adapters: per-provider request shapes, headers, endpoints and error reading.
 
-Contract: `adapter_for(name)` returns a fresh adapter (they are stateless); `PROVIDER_NAMES` lists what
-`--provider` accepts. Importing this package is cheap (no httpx). It must not do I/O.
+The catalogue (`adapter_for`, `PROVIDER_NAMES`, `canonical`, …) lives in `capdoctor.providers.catalog`.
+This `__init__` imports nothing on purpose: see the catalogue's docstring.
 """
-
-from __future__ import annotations
-
-from capdoctor.providers.anthropic import AnthropicAdapter
-from capdoctor.providers.base import Adapter, host_of
-from capdoctor.providers.compat import AzureAdapter, CompatAdapter, OpenRouterAdapter
-from capdoctor.providers.gemini import GeminiAdapter
-from capdoctor.providers.openai import OpenAIAdapter
-
-ADAPTERS: dict[str, type[Adapter]] = {
-    "openai": OpenAIAdapter,
-    "anthropic": AnthropicAdapter,
-    "gemini": GeminiAdapter,
-    "openai-compatible": CompatAdapter,
-    "openrouter": OpenRouterAdapter,
-    "azure": AzureAdapter,
-}
-PROVIDER_NAMES: tuple[str, ...] = tuple(ADAPTERS)
-
-ALIASES: dict[str, str] = {
-    "compatible": "openai-compatible", "ollama": "openai-compatible", "vllm": "openai-compatible",
-    "llama.cpp": "openai-compatible", "llamacpp": "openai-compatible", "lmstudio": "openai-compatible",
-    "deepseek": "openai-compatible", "claude": "anthropic", "google": "gemini", "azure-openai": "azure",
-}
-"""Other spellings users type for `--provider`."""
-
-
-def canonical(name: str) -> str | None:
-    """The adapter name for a user's spelling, or None when unknown."""
-    low = name.strip().lower()
-    return low if low in ADAPTERS else ALIASES.get(low)
-
-
-def adapter_for(name: str) -> Adapter:
-    """A fresh adapter for provider `name` (unknown names get the generic OpenAI-compatible adapter)."""
-    return ADAPTERS.get(canonical(name) or "", CompatAdapter)()
-
-
-def is_official(adapter: Adapter, base_url: str) -> bool:
-    """True when `base_url` points at the provider's own host (anything else is a relay or local server)."""
-    host = host_of(base_url)
-    return any(host == h or (h.startswith(".") and host.endswith(h)) for h in adapter.official_hosts)
-
-
-def is_loopback(base_url: str) -> bool:
-    """True for localhost / 127.0.0.0/8 / ::1 base URLs."""
-    host = host_of(base_url)
-    return host in ("localhost", "::1") or host.startswith("127.") or host.endswith(".localhost")
-
-
-__all__ = ["ADAPTERS", "PROVIDER_NAMES", "Adapter", "adapter_for", "canonical", "is_loopback", "is_official"]
