@@ -14,6 +14,7 @@ import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import PurePath
 from typing import Protocol
 
 from capdoctor.check import Check, Need
@@ -52,7 +53,7 @@ def unmet_need(check: Check, ctx: Context) -> str | None:
 
 def _crash_result(check: Check, exc: BaseException) -> CheckResult:
     last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-    where = f" at {last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno}" if last else ""
+    where = f" at {PurePath(last[0].filename).name}:{last[0].lineno}" if last else ""
     return result_of(
         check,
         Status.ERROR,
@@ -72,8 +73,7 @@ def run_checks(
     """
     obs = observer or NullObserver()
     selected = {c.id for c in checks}
-    lock = threading.Lock()
-    done = threading.Condition(lock)
+    done = threading.Condition(threading.Lock())
     results: dict[str, CheckResult] = {}
     started_at: dict[str, float] = {}
 
@@ -112,11 +112,7 @@ def run_checks(
                     skip = result_of(check, Status.SKIP, reason)
                     results[check.id] = skip
                     ctx.results[check.id] = skip
-                    lock.release()
-                    try:
-                        obs.finished(skip)
-                    finally:
-                        lock.acquire()
+                    obs.finished(skip)  # observers never take the runner's lock, so this cannot deadlock
                     continue
                 t = threading.Thread(target=body, args=(check,), name=f"check-{check.id}", daemon=True)
                 threads.append(t)
