@@ -57,6 +57,8 @@ def test_checks_lists_every_stage_in_order(cli: Any) -> None:
     ["diagnose", "--timeout", "abc"],
     ["demo", "--scenario", "no-such-scenario"],
     ["diagnose", "--report", "out.txt", "--only", "proxy"],
+    ["diagnose", "--report", "no/such/dir/out.md", "--only", "proxy"],
+    ["logs", "/no/such/log/file.log"],
 ])
 def test_bad_input_is_one_line_and_exit_2(cli: Any, args: list[str], tmp_path: Path) -> None:
     proc = cli(*args, cwd=tmp_path)
@@ -103,3 +105,12 @@ def test_fake_key_never_printed(cli: Any, tmp_path: Path) -> None:
     proc = cli("config", "--json", env={"OPENAI_API_KEY": key}, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert key not in proc.stdout + proc.stderr
+
+
+def test_credentials_in_a_base_url_are_never_shown(cli: Any, tmp_path: Path) -> None:
+    secret = "s3cr3t-test-pass"
+    proc = cli("diagnose", "--only", "proxy", "--provider", "openai", "--model", "m",
+               "--base-url", f"https://user:{secret}@127.0.0.1:9/v1?key=AIzaFAKEtest0123456789abcdefghijk", cwd=tmp_path)
+    assert secret not in proc.stdout + proc.stderr
+    assert "AIzaFAKEtest0123456789abcdefghijk" not in proc.stdout + proc.stderr
+    assert "capdoctor" in proc.stdout

@@ -89,6 +89,7 @@ def _run(request: Any, json_out: bool, report: Path | None, verbose: bool, heade
     from rich.console import Console
 
     from capdoctor import engine, exitcodes, registry
+    from capdoctor.errors import UsageError
     from capdoctor.redact import redact_text
     from capdoctor.render import for_path, terminal
     from capdoctor.render import json as json_render
@@ -98,10 +99,10 @@ def _run(request: Any, json_out: bool, report: Path | None, verbose: bool, heade
     request.checks = checks
     console = Console(highlight=False, soft_wrap=False)
     ascii_only = (sys.stdout.encoding or "").lower().replace("-", "") not in ("utf8", "utf16")
-    live = not json_out and console.is_terminal
-    if live:
-        secrets = engine.env_secrets(request.env)
-        scrub = lambda text: redact_text(text, secrets, str(request.home))  # noqa: E731
+    secrets = [*engine.env_secrets(request.env), *([request.target.api_key] if request.target else [])]
+    scrub = lambda text: redact_text(text, [s for s in secrets if s], str(request.home))  # noqa: E731
+    header = scrub(header)  # a base URL can carry credentials
+    if not json_out and console.is_terminal:
         with terminal.LiveChecklist(checks, console, header, ascii_only, scrub) as observer:
             outcome = engine.diagnose(request, observer)
     else:
@@ -113,7 +114,10 @@ def _run(request: Any, json_out: bool, report: Path | None, verbose: bool, heade
     if writer and report:
         from capdoctor.report import write_atomic
 
-        write_atomic(report, writer(outcome.report))
+        try:
+            write_atomic(report, writer(outcome.report))
+        except OSError as exc:
+            raise UsageError(f"cannot write the report to {report}: {exc.strerror or exc}") from None
         if not json_out:
             console.print(f"Report written to {report}")
     return int(exitcodes.for_verdict(outcome.verdict.cause))

@@ -72,12 +72,12 @@ def logs_command(paths: list[str], as_json: bool, since: str | None, verbose: bo
 
     for p in paths:
         if p != "-" and not os.path.lexists(p):
-            err.write(f"capdoctor: no such file or directory: {p}\n")
+            err.write(f"capdoctor: error: no such file or directory: {p}\n")
             return int(ExitCode.USAGE)
     try:
         run = run_logs(paths, since=since, env=os.environ, home=Path.home(), platform=sys.platform)
     except ValueError as exc:
-        err.write(f"capdoctor: {exc}\n")
+        err.write(f"capdoctor: error: {exc}\n")
         return int(ExitCode.USAGE)
     if as_json:
         json.dump(run.doc, out, indent=2, ensure_ascii=False)
