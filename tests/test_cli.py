@@ -109,8 +109,8 @@ def test_fake_key_never_printed(cli: Any, tmp_path: Path) -> None:
 
 def test_credentials_in_a_base_url_are_never_shown(cli: Any, tmp_path: Path) -> None:
     secret = "s3cr3t-test-pass"
-    proc = cli("diagnose", "--only", "proxy", "--provider", "openai", "--model", "m",
-               "--base-url", f"https://user:{secret}@127.0.0.1:9/v1?key=AIzaFAKEtest0123456789abcdefghijk", cwd=tmp_path)
+    url = f"https://user:{secret}@127.0.0.1:9/v1?key=AIzaFAKEtest0123456789abcdefghijk"
+    proc = cli("diagnose", "--only", "proxy", "--provider", "openai", "--model", "m", "--base-url", url, cwd=tmp_path)
     assert secret not in proc.stdout + proc.stderr
     assert "AIzaFAKEtest0123456789abcdefghijk" not in proc.stdout + proc.stderr
     assert "capdoctor" in proc.stdout

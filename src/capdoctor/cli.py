@@ -100,7 +100,10 @@ def _run(request: Any, json_out: bool, report: Path | None, verbose: bool, heade
     console = Console(highlight=False, soft_wrap=False)
     ascii_only = (sys.stdout.encoding or "").lower().replace("-", "") not in ("utf8", "utf16")
     secrets = [*engine.env_secrets(request.env), *([request.target.api_key] if request.target else [])]
-    scrub = lambda text: redact_text(text, [s for s in secrets if s], str(request.home))  # noqa: E731
+
+    def scrub(text: str) -> str:
+        return redact_text(text, [s for s in secrets if s], str(request.home))
+
     header = scrub(header)  # a base URL can carry credentials
     if not json_out and console.is_terminal:
         with terminal.LiveChecklist(checks, console, header, ascii_only, scrub) as observer:
