@@ -237,33 +237,35 @@ def main(argv: list[str] | None = None) -> None:
 
     from capdoctor.errors import CapdoctorError, UsageError
 
+    def fail(message: str) -> None:
+        """One line on stderr, scrubbed: error messages can quote URLs, config lines or headers."""
+        from capdoctor.engine import env_secrets
+        from capdoctor.redact import redact_text
+
+        print(redact_text(message, env_secrets(os.environ), str(Path.home())), file=sys.stderr)
+
     try:
         code = app(args=argv, prog_name="capdoctor", standalone_mode=False)
     except click_exc.NoArgsIsHelpError:
         code = 0  # no arguments: help was printed
     except click_exc.ClickException as exc:
-        print(f"capdoctor: error: {exc.format_message()} (see capdoctor --help)", file=sys.stderr)
+        fail(f"capdoctor: error: {exc.format_message()} (see capdoctor --help)")
         code = ExitCode.USAGE
-    except typer.Abort:
-        print("capdoctor: interrupted", file=sys.stderr)
+    except (typer.Abort, KeyboardInterrupt):
+        fail("capdoctor: interrupted")
         code = 130
     except UsageError as exc:
-        print(f"capdoctor: error: {exc}", file=sys.stderr)
+        fail(f"capdoctor: error: {exc}")
         code = ExitCode.USAGE
     except CapdoctorError as exc:
-        print(f"capdoctor: {exc}", file=sys.stderr)
+        fail(f"capdoctor: {exc}")
         code = ExitCode.INTERNAL
-    except KeyboardInterrupt:
-        print("capdoctor: interrupted", file=sys.stderr)
-        code = 130
     except BrokenPipeError:
         code = 0
     except Exception as exc:
         if os.environ.get("CAPDOCTOR_DEBUG"):
             raise
-        from capdoctor.redact import redact_text
-
-        print(f"capdoctor: internal error: {type(exc).__name__}: {redact_text(str(exc))} "
-              "(please report; set CAPDOCTOR_DEBUG=1 for a traceback)", file=sys.stderr)
+        fail(f"capdoctor: internal error: {type(exc).__name__}: {exc} "
+             "(please report; set CAPDOCTOR_DEBUG=1 for a traceback)")
         code = ExitCode.INTERNAL
     sys.exit(int(code) if isinstance(code, int) else 0)
