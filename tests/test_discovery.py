@@ -80,6 +80,14 @@ def test_claude_settings_alone(home: Path, cwd: Path) -> None:
     assert t.sources["key"] == "~/.claude/settings.json env"
 
 
+def test_claude_config_dir_is_honoured(home: Path, cwd: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "claude-elsewhere"
+    write(moved / "settings.json", json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8788"}}))
+    write(home / ".claude/settings.json", json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9999"}}))
+    t = find(home, cwd, env={"CLAUDE_CONFIG_DIR": str(moved)})
+    assert t.base_url == "http://127.0.0.1:8788"
+
+
 def test_codex_custom_provider(home: Path, cwd: Path) -> None:
     write(home / "codexhome/config.toml", 'model = "gpt-5.5"\nmodel_provider = "relay"\n\n'
           '[model_providers.relay]\nname = "Relay"\nbase_url = "https://relay.example/v1"\n'

@@ -168,12 +168,10 @@ def claude_dir(env: Mapping[str, str], home: Path) -> Path:
     return Path(value).expanduser() if value else home / ".claude"
 
 
-def claude_settings_paths(home: Path, cwd: Path) -> list[Path]:
-    """Claude Code's settings files in increasing precedence: user, project, project local.
-
-    These are the files target discovery merges; they use ~/.claude whatever $CLAUDE_CONFIG_DIR says.
-    """
-    return [home / ".claude" / "settings.json", cwd / ".claude" / "settings.json",
+def claude_settings_paths(env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
+    """Claude Code's settings files in increasing precedence: user ($CLAUDE_CONFIG_DIR or ~/.claude), project,
+    project local."""
+    return [claude_dir(env, home) / "settings.json", cwd / ".claude" / "settings.json",
             cwd / ".claude" / "settings.local.json"]
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from capdoctor.clientconfig import (
     Setting,
+    claude_dir,
     claude_settings_paths,
     codex_config_path,
     line_of,
@@ -213,10 +214,10 @@ def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]
     return layer, provider
 
 
-def _claude_layer(home: Path, cwd: Path) -> tuple[Layer, dict[str, Setting]]:
+def _claude_layer(env: Mapping[str, str], home: Path, cwd: Path) -> tuple[Layer, dict[str, Setting]]:
     """Claude Code's settings `env` blocks (user, project, project local); returns the layer and the key entries."""
     merged: dict[str, Setting] = {}
-    for path in claude_settings_paths(home, cwd):
+    for path in claude_settings_paths(env, home, cwd):
         settings = read_claude_settings(path, home)
         if settings is None:
             continue
@@ -278,7 +279,7 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
     tomls = [_toml_layer(p, home) for p in config_files(cwd, home, env, platform)]
     explicit = [flag, *tomls]
     codex, codex_provider = _codex_layer(env, home)
-    claude, claude_keys = _claude_layer(home, cwd)
+    claude, claude_keys = _claude_layer(env, home, cwd)
 
     def pick(key: str, layers: list[Layer]) -> tuple[Any, str]:
         return _first(*[(lay.values.get(key), lay.sources.get(key, "")) for lay in layers])
@@ -412,8 +413,8 @@ def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Pat
           for p in config_files(cwd, home, env, platform)),
         {"path": show(codex_config_path(env, home), home), "kind": "codex",
          "exists": codex_config_path(env, home).exists()},
-        {"path": show(home / ".claude" / "settings.json", home), "kind": "claude-code",
-         "exists": (home / ".claude" / "settings.json").exists()},
+        {"path": show(claude_dir(env, home) / "settings.json", home), "kind": "claude-code",
+         "exists": (claude_dir(env, home) / "settings.json").exists()},
     ]
     exports = shell_exports(home)
     out: dict[str, Any] = {"target": None, "settings": {}, "key": {"present": False, "env": None, "source": None},

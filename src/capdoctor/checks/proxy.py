@@ -70,13 +70,19 @@ def client_proxy_entries(home: Path, env: Mapping[str, str]) -> list[tuple[dict[
 
 
 def _client_env_settings(home: Path, env: Mapping[str, str]) -> list[tuple[str, tuple[Setting, ...]]]:
-    """(client, variables) from the clients' files that can set proxies: Claude Code's `~/.claude/settings.json`
+    """(client, variables) from the clients' files that can set proxies: Claude Code's `settings.json`
     `env` block, Codex's `.env` (in $CODEX_HOME when set). A missing, unreadable or malformed file is skipped."""
-    from capdoctor.clientconfig import ClientConfigError, codex_env_path, read_claude_settings, read_dotenv
+    from capdoctor.clientconfig import (
+        ClientConfigError,
+        claude_dir,
+        codex_env_path,
+        read_claude_settings,
+        read_dotenv,
+    )
 
     found: list[tuple[str, tuple[Setting, ...]]] = []
     try:
-        claude = read_claude_settings(home / ".claude" / "settings.json", home, strict=False)
+        claude = read_claude_settings(claude_dir(env, home) / "settings.json", home, strict=False)
         if claude is not None:
             found.append(("Claude Code", claude.env))
     except ClientConfigError:
