@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from capdoctor.context import Target
+from capdoctor.hosts import is_loopback
 from capdoctor.probes.sse import Event
 from capdoctor.providers.base import ErrorInfo, error_fields
-from capdoctor.providers.catalog import adapter_for, canonical, is_loopback, is_official
+from capdoctor.providers.catalog import adapter_for, canonical, is_official
 
 KEY = "sk-test-fake-0000"
 

@@ -39,8 +39,9 @@ from capdoctor.clientconfig import (
 )
 from capdoctor.context import Target, _user_dir
 from capdoctor.errors import ConfigError, UsageError
+from capdoctor.hosts import is_loopback, url_port_open
 from capdoctor.providers.base import host_of
-from capdoctor.providers.catalog import PROVIDER_NAMES, adapter_for, canonical, is_loopback, is_official
+from capdoctor.providers.catalog import PROVIDER_NAMES, adapter_for, canonical, is_official
 
 CONFIG_NAME = "capdoctor.toml"
 TARGET_KEYS = ("provider", "base_url", "model", "alt_models", "api_key_env", "wire_api", "api_version")
@@ -372,23 +373,6 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
     )
 
 
-def _port_open(url: str, timeout: float = 0.3) -> bool | None:
-    """True/False for a loopback URL's port accepting a TCP connection; None when not checkable."""
-    import socket
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except ConnectionRefusedError:
-        return False
-    except OSError:
-        return None
-
-
 def shell_exports(home: Path) -> list[dict[str, Any]]:
     """`*_BASE_URL` / `*_API_BASE` variables exported from shell profiles: file, line, variable (no value)."""
     out: list[dict[str, Any]] = []
@@ -437,7 +421,7 @@ def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Pat
     out["key"] = {"present": bool(target.api_key), "env": target.api_key_env, "source": src.get("key")}
     adapter = adapter_for(target.provider)
     if is_loopback(target.base_url):
-        open_ = _port_open(target.base_url)
+        open_ = url_port_open(target.base_url, 0.3)
         if open_ is False:
             findings.append({"kind": "dead_loopback", "cause": "client", "source": src.get("base_url"),
                              "message": f"Nothing listens at {target.base_url} (from {src.get('base_url')}): a "

@@ -188,17 +188,6 @@ def _newer_version_asked(ctx: Context) -> Finding | None:
     return None
 
 
-def _port_open(host: str, port: int, timeout: float) -> bool:
-    """Whether something accepts a TCP connection on host:port (the probe `assess_configs` is given)."""
-    import socket
-
-    try:
-        with socket.create_connection((host.strip("[]"), port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
 class ClientCheck:
     """Local AI clients: installed versions against the latest, settings, concurrent sessions, the OS."""
 
@@ -211,6 +200,7 @@ class ClientCheck:
 
     def run(self, ctx: Context) -> CheckResult:
         """Find the clients, their versions and settings; report what makes the client the likely cause."""
+        from capdoctor.hosts import port_open
         from capdoctor.probes.local_os import facts_dict, os_facts, remember_os
         from capdoctor.probes.local_processes import count_sessions
 
@@ -238,7 +228,7 @@ class ClientCheck:
             ctx.env,
             ctx.target,
             _available_models(ctx),
-            lambda host, port: _port_open(host, port, ctx.timeout(0.5)),
+            lambda host, port: port_open(host, port, ctx.timeout(0.5)) is True,
         )
         findings += config_findings
         details += config_details

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from capdoctor.hosts import ANY_ADDRESS, is_loopback_host
 from capdoctor.model import Cause, Finding, NextStep, Strength
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ BASE_URL_ENV: tuple[str, ...] = (
 )
 """Shell variables that redirect a client to a gateway or relay."""
 
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "[::1]"})
 
 ENV_FAMILY: Mapping[str, str] = {
     "OPENAI_BASE_URL": "openai",
@@ -256,7 +256,7 @@ def _dead_base_urls(
             host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
             continue
-        if host.lower() not in LOOPBACK_HOSTS:
+        if not (is_loopback_host(host) or host == ANY_ADDRESS):
             continue
         key = (host, port)
         if key not in checked:

@@ -8,7 +8,7 @@ module is the I/O half: it probes, gathers an `Evidence` and hands it to `models
 the source articles' rules (primary fails with a capacity signature while an alternative works → capacity,
 and the rest) — put judgement there, not here. It must not print, sleep past the deadline, or store a
 secret: response headers are kept (for the quota check) without Authorization/x-api-key/cookies, and the
-key's value is scrubbed from everything it returns.
+key's value is redacted (capdoctor.redact) from everything it returns.
 """
 
 from __future__ import annotations
@@ -78,22 +78,11 @@ def default_alternatives(target: Target, adapter: Adapter, listed: Sequence[str]
     return light[:MAX_ALTERNATIVES]
 
 
-def scrub(value: Any, secret: str | None) -> Any:
-    """`value` with every occurrence of `secret` replaced (belt and braces before the report's redactor)."""
-    if not secret or len(secret) < 6:
-        return value
-    if isinstance(value, str):
-        return value.replace(secret, "<redacted>")
-    if isinstance(value, dict):
-        return {k: scrub(v, secret) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [scrub(v, secret) for v in value]
-    return value
+def _scrub_finding(f: Finding, secrets: list[str]) -> Finding:
+    from capdoctor.redact import redact, redact_text
 
-
-def _scrub_finding(f: Finding, secret: str | None) -> Finding:
-    return Finding(f.cause, f.strength, scrub(f.message, secret), scrub(dict(f.data), secret),
-                   tuple(NextStep(scrub(s.text, secret), s.command) for s in f.next_steps))
+    return Finding(f.cause, f.strength, redact_text(f.message, secrets), redact(dict(f.data), secrets),
+                   tuple(NextStep(redact_text(s.text, secrets), s.command) for s in f.next_steps))
 
 
 class ModelsCheck:
@@ -157,6 +146,8 @@ class ModelsCheck:
         if listing is not None:
             details.insert(0, f"model list: {exchange_label(listing)}"
                            + (f", {len(listed)} models" if listed is not None else ""))
-        secret = target.api_key
-        return result_of(self, status, scrub(summary, secret), [_scrub_finding(f, secret) for f in findings],
-                         scrub(details, secret), scrub(data, secret))
+        from capdoctor.redact import redact, redact_text
+
+        secrets = [target.api_key] if target.api_key else []  # belt and braces before the report's redaction
+        return result_of(self, status, redact_text(summary, secrets), [_scrub_finding(f, secrets) for f in findings],
+                         redact(details, secrets), redact(data, secrets))

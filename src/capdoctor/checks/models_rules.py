@@ -170,7 +170,7 @@ def _not_listed_steps(model: str, listed: Sequence[str]) -> tuple[NextStep, ...]
 
 def _connection_findings(ev: Evidence) -> list[Finding]:
     """No HTTP answer: a dead loopback base URL is the client's stale setting, anything else the network."""
-    from capdoctor.providers.catalog import is_loopback
+    from capdoctor.hosts import is_loopback
 
     failed = [ex for ex in ev.exchanges if ex.connection_failed]
     if not failed:
@@ -357,7 +357,8 @@ def _capacity_findings(ev: Evidence) -> list[Finding]:
 
 def _relay_findings(ev: Evidence) -> list[Finding]:
     """Context: the base URL is a relay or a local port, so errors may be the relay's own."""
-    from capdoctor.providers.catalog import is_loopback, is_official
+    from capdoctor.hosts import is_loopback
+    from capdoctor.providers.catalog import is_official
 
     url = ev.target.base_url
     if not ev.adapter.official_hosts or is_official(ev.adapter, url):

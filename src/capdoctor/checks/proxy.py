@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from capdoctor.check import Need
+from capdoctor.hosts import is_loopback_host
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
 
 if TYPE_CHECKING:
@@ -115,18 +116,6 @@ def _hostport(url: str) -> tuple[str, int] | None:
     if not parts.hostname:
         return None
     return parts.hostname, port or {"http": 80, "https": 443}.get(parts.scheme, 1080)
-
-
-def is_loopback_host(host: str) -> bool:
-    """True for localhost and loopback literals: only those ports are probed for "is anything listening"."""
-    import ipaddress
-
-    if host.lower() in ("localhost", "localhost.localdomain"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def find_dead_proxies(candidates: Sequence[tuple[str, str, str]], timeout: float) -> list[dict[str, str]]:

@@ -93,8 +93,9 @@ class StatusCheck:
 
     def run(self, ctx: Context) -> CheckResult:
         """Pick the feed, fetch it (cached), parse it, and weigh incidents on matching components."""
+        from capdoctor.hosts import is_loopback
         from capdoctor.probes.statuspage import fetch_page, parse_page, summary_url
-        from capdoctor.providers.catalog import canonical, is_loopback
+        from capdoctor.providers.catalog import canonical
 
         explicit = ctx.options.get("status_url")
         provider = canonical(ctx.target.provider) if ctx.target else None

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from capdoctor.hosts import hostname, is_loopback, url_port_open
+
 if TYPE_CHECKING:
     import httpx
 
@@ -46,7 +48,8 @@ SERVERS: tuple[ServerKind, ...] = (
 
 KIND_NAMES = {k.id: k.name for k in SERVERS} | {"openai-compatible": "OpenAI-compatible local server"}
 
-LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "host.docker.internal"})
+OTHER_LOCAL_HOSTS = frozenset({"0.0.0.0", "host.docker.internal"})
+"""Hosts that are this machine without being loopback names (see `capdoctor.hosts` for those)."""
 
 
 @dataclass(frozen=True)
@@ -142,12 +145,8 @@ def api_root(base_url: str) -> str:
 
 
 def is_local(base_url: str) -> bool:
-    """True when the URL's host is this machine (loopback, 0.0.0.0, localhost, Docker's host alias)."""
-    try:
-        host = (urlsplit(base_url).hostname or "").lower()
-    except ValueError:
-        return False
-    return host in LOCAL_HOSTS or host.startswith("127.")
+    """True when the URL's host is this machine: loopback, 0.0.0.0, or Docker's alias for the host."""
+    return is_loopback(base_url) or hostname(base_url) in OTHER_LOCAL_HOSTS
 
 
 def looks_like_ollama(base_url: str) -> bool:
@@ -188,16 +187,7 @@ def candidates(
 
 def port_open(base_url: str, timeout: float) -> bool:
     """A TCP connect to the URL's host and port succeeds (cheap filter before any HTTP)."""
-    import socket
-
-    parts = urlsplit(base_url)
-    host = parts.hostname or "127.0.0.1"
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        with socket.create_connection(("127.0.0.1" if host == "0.0.0.0" else host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
+    return url_port_open(base_url, timeout) is True
 
 
 def probe_server(client: httpx.Client, hint: str | None, base: str) -> ServerInfo | None:

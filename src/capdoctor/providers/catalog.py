@@ -51,10 +51,5 @@ def is_official(adapter: Adapter, base_url: str) -> bool:
     return any(host == h or (h.startswith(".") and host.endswith(h)) for h in adapter.official_hosts)
 
 
-def is_loopback(base_url: str) -> bool:
-    """True for localhost / 127.0.0.0/8 / ::1 base URLs."""
-    host = host_of(base_url)
-    return host in ("localhost", "::1") or host.startswith("127.") or host.endswith(".localhost")
 
-
-__all__ = ["ADAPTERS", "PROVIDER_NAMES", "Adapter", "adapter_for", "canonical", "is_loopback", "is_official"]
+__all__ = ["ADAPTERS", "PROVIDER_NAMES", "Adapter", "adapter_for", "canonical", "is_official"]
