@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from capdoctor.demo import client_target
 from tests.conftest import run_cli
 from tests.setups import SetupEnv
 
@@ -70,8 +71,7 @@ def test_field_scenario(path: Path, tmp_path: Path, home: Path) -> None:
 
         scenario = SCENARIOS[spec["scenario"]]
         shape = spec.get("provider", getattr(scenario, "provider", "openai"))
-        provider = {"ollama": "openai-compatible"}.get(shape, shape)
-        base_url = sim.base_url("openai-compatible" if shape == "ollama" else shape)
+        provider, base_url = client_target(sim, shape)
         model = spec.get("model", scenario.primary_model)
         alts = spec.get("alt_models", list(scenario.alt_models))
         workdir = tmp_path / "project"

@@ -23,6 +23,12 @@ TARGET_PROVIDER = {"ollama": "openai-compatible"}
 """Simulator shapes that a client reaches through the OpenAI-compatible adapter."""
 
 
+def client_target(sim: Any, shape: str) -> tuple[str, str]:
+    """(provider, base URL) a client uses to reach the simulator's `shape` (Ollama through its `/v1`)."""
+    provider = TARGET_PROVIDER.get(shape, shape)
+    return provider, sim.base_url(provider)
+
+
 def scenario_or_error(name: str) -> Any:
     """The simulator scenario called `name`, or a usage error listing the known ones."""
     from capdoctor.simulator.scenarios import SCENARIOS
@@ -50,9 +56,9 @@ def run_demo(scenario: str, timeout: float, json_out: bool, report: Path | None,
     sc = scenario_or_error(scenario)
     shape = getattr(sc, "provider", "openai")
     with Simulator(scenario=scenario) as sim:
-        base_url = sim.base_url("openai-compatible" if shape == "ollama" else shape)
+        provider, base_url = client_target(sim, shape)
         target = Target(
-            provider=TARGET_PROVIDER.get(shape, shape),
+            provider=provider,
             base_url=base_url,
             model=sc.primary_model,
             alt_models=tuple(sc.alt_models),
