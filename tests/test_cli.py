@@ -19,7 +19,7 @@ STAGE_ORDER = ["models", "status", "paths", "proxy", "quota", "client", "hardwar
 def test_exit_codes_are_pinned() -> None:
     assert {e.name: int(e) for e in ExitCode} == {
         "OK": 0, "INTERNAL": 1, "USAGE": 2, "CAPACITY": 3, "QUOTA": 4, "ACCOUNT": 5, "NETWORK": 6,
-        "HARDWARE": 7, "CLIENT": 8, "INCONCLUSIVE": 9,
+        "HARDWARE": 7, "CLIENT": 8, "INCONCLUSIVE": 9, "NO_FALLBACK": 10,
     }
     assert for_verdict("none") == 0 and for_verdict("inconclusive") == 9 and for_verdict("capacity") == 3
 

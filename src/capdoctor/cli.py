@@ -218,6 +218,35 @@ def config_cmd(provider: Provider = None, base_url: BaseUrl = None, model: Model
     raise typer.Exit(print_config(target, json_out))
 
 
+FormatOpt = Annotated[str | None, typer.Option(
+    "--format", help="litellm, codex, claude-code, openai-python, anthropic-python or env (default: your client's).")]
+FromReport = Annotated[Path | None, typer.Option(
+    "--from-report", help="Build from a saved JSON report (diagnose --json / --report x.json): sends nothing.")]
+WriteOpt = Annotated[Path | None, typer.Option(
+    "--write", help="Write to this file instead of stdout (an existing file only with --merge).")]
+MergeOpt = Annotated[bool, typer.Option(
+    "--merge", help="Merge into the existing --write file, keeping its other keys and comments (diff shown).")]
+
+
+@app.command("fallback")
+def fallback_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
+                 alt_model: AltModels = None, api_key_env: KeyEnv = None, from_report: FromReport = None,
+                 fmt: FormatOpt = None, write: WriteOpt = None, merge: MergeOpt = False, timeout: Timeout = 30.0,
+                 report: ReportOut = None) -> None:
+    """Turn the models that answered into a fallback pool and retry policy your client loads."""
+    from capdoctor.fallback.command import FallbackOptions, run
+
+    given = {"--provider": provider, "--base-url": base_url, "--model": model, "--alt-model": alt_model,
+             "--api-key-env": api_key_env}
+    opts = FallbackOptions(fmt, from_report, write, merge, report, tuple(k for k, v in given.items() if v))
+
+    def live() -> Any:
+        target = _target(provider, base_url, model, alt_model, api_key_env, None)
+        return _request(target, timeout, ["models"], None, False, False, _options(None, None, None))
+
+    raise typer.Exit(run(opts, live, sys.stdout, sys.stderr, dict(os.environ), str(Path.home())))
+
+
 @app.command("logs")
 def logs_cmd(paths: Annotated[list[str] | None, typer.Argument(
                  help="Files, folders (recursive), .gz/.zst, or - for stdin; none: discover the clients' logs.")]

@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     HARDWARE = 7
     CLIENT = 8
     INCONCLUSIVE = 9
+    NO_FALLBACK = 10  # `fallback`: nothing to build a pool from (nothing probed, no alternative answered)
 
 
 def for_verdict(cause: str) -> ExitCode:

@@ -104,3 +104,14 @@ def redact(obj: Any, secrets: Iterable[str] = (), home: str | None = None) -> An
         return value
 
     return walk(obj)
+
+
+def contains_secret(text: str, secrets: Iterable[str] = ()) -> bool:
+    """True when `text` holds one of `secrets` (exact values) or a key- or bearer-shaped credential.
+
+    For checking generated files, where masking would break the file: `api_key: os.environ/VAR` is a field
+    name with a variable reference, not a secret, so the field-name rule of `redact_text` does not apply.
+    """
+    if any(s in text for s in secrets if s and len(s) >= 6):
+        return True
+    return bool(_KEY_RE.search(text) or _SCHEME_RE.search(text))

@@ -1,0 +1,178 @@
+"""The `capdoctor fallback` command's flow: a report (live or saved) → a pool → a format → stdout or a file.
+
+Contract: `run(opts, live, out, err)` checks every option first (format name, `--merge` needs `--write`, an
+existing `--write` file needs `--merge`, `--from-report` excludes target flags and `--report`) so bad input
+is a usage error before anything is sent; then it gets the report — read from `--from-report` (nothing sent)
+or from a live diagnosis that runs only the `models` check (`live()` builds that request; `--report` saves
+it) — and builds everything from the report dict alone, so a saved report gives exactly the live output.
+It refuses to print or write anything that holds a secret (exact values of the environment's secret
+variables and key shapes), shows the diff before merging, and returns the exit code: 0, `NO_FALLBACK` when
+there is nothing to build from (the reason on stderr), usage errors raised as `UsageError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from capdoctor.errors import CapdoctorError, UsageError
+from capdoctor.exitcodes import ExitCode
+
+
+@dataclass(frozen=True)
+class FallbackOptions:
+    """What the command line said (target flags are only counted: the live request is built elsewhere)."""
+
+    fmt: str | None = None
+    from_report: Path | None = None
+    write: Path | None = None
+    merge: bool = False
+    report: Path | None = None
+    target_flags: tuple[str, ...] = ()
+
+
+def check_options(opts: FallbackOptions) -> None:
+    """Every usage error that can be known before anything is read or sent."""
+    from capdoctor.fallback.generate import check_format
+
+    if opts.fmt is not None:
+        check_format(opts.fmt)
+    if opts.from_report is not None and opts.target_flags:
+        raise UsageError(f"--from-report takes the target from the report; drop {', '.join(opts.target_flags)}")
+    if opts.from_report is not None and opts.report is not None:
+        raise UsageError("--report saves a live run's report; with --from-report nothing runs")
+    if opts.merge and opts.write is None:
+        raise UsageError("--merge merges into the --write file: give --write PATH")
+    if opts.write is not None:
+        path = opts.write.expanduser()
+        if path.is_dir():
+            raise UsageError(f"--write {opts.write} is a directory; give a file name")
+        if not path.parent.is_dir():
+            raise UsageError(f"cannot write to {opts.write}: its folder does not exist")
+        if path.exists() and not opts.merge:
+            raise UsageError(
+                f"{opts.write} exists; add --merge to merge into it (the diff is shown first), or write elsewhere"
+            )
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """A saved JSON report; `UsageError` naming the file for anything unreadable or not JSON."""
+    try:
+        text = path.expanduser().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"report {path} does not exist (--from-report)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"cannot read report {path} (--from-report): {getattr(exc, 'strerror', None) or exc}"
+        ) from None
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"report {path} is not JSON (--from-report): {exc}") from None
+    if not isinstance(doc, dict):
+        raise UsageError(f"report {path} is not a capdoctor report (--from-report): not a JSON object")
+    return doc
+
+
+def live_report(request: Any, report_path: Path | None, err: TextIO) -> dict[str, Any]:
+    """Diagnose with the `models` check only and return the redacted report (saved to `report_path` if given)."""
+    from capdoctor import engine, registry
+    from capdoctor.render import for_path
+
+    if request.target is None:
+        raise UsageError("no provider target found: pass --provider/--base-url/--model (see capdoctor config)")
+    writer = for_path(report_path) if report_path else None
+    request.checks = registry.select(["models"], None)
+    err.write(
+        f"capdoctor fallback: probing {request.target.model} and its alternatives ({request.target.provider})...\n"
+    )
+    report: dict[str, Any] = engine.diagnose(request).report
+    if writer is not None and report_path is not None:
+        from capdoctor.report import write_atomic
+
+        try:
+            write_atomic(report_path, writer(report))
+        except OSError as exc:
+            raise UsageError(f"cannot write the report to {report_path}: {exc.strerror or exc}") from None
+        err.write(f"capdoctor fallback: report written to {report_path}\n")
+    return report
+
+
+def _write(path: Path, text: str) -> None:
+    """Write atomically, keeping an existing file's permissions."""
+    from capdoctor.report import write_atomic
+
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    try:
+        write_atomic(path, text)
+        if mode is not None:
+            os.chmod(path, mode)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def run(
+    opts: FallbackOptions, live: Callable[[], Any], out: TextIO, err: TextIO, env: Mapping[str, str], home: str
+) -> int:
+    """The whole command; returns the exit code (usage errors raise `UsageError`)."""
+    from capdoctor.engine import env_secrets
+    from capdoctor.fallback.client import client_in_use
+    from capdoctor.fallback.generate import generate
+    from capdoctor.fallback.pool import NoFallback, ReportError, pool_from_report
+    from capdoctor.redact import MASK, contains_secret, redact_text
+
+    check_options(opts)
+    secrets = env_secrets(env)
+    if opts.from_report is not None:
+        report, where = read_report(opts.from_report), f"report {opts.from_report}"
+    else:
+        request = live()
+        if request.target is not None and request.target.api_key:
+            secrets.append(request.target.api_key)
+        report, where = live_report(request, opts.report, err), "this run"
+    try:
+        pool = pool_from_report(report)
+    except ReportError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    except NoFallback as exc:
+        err.write(redact_text(f"capdoctor fallback: nothing generated: {exc}.\n", secrets, home))
+        return int(ExitCode.NO_FALLBACK)
+    name = opts.fmt or client_in_use(pool.provider, pool.sources)
+    made = generate(pool, name)
+    if contains_secret(made.text, secrets):
+        raise CapdoctorError(
+            "internal error: the generated configuration would hold a secret; nothing was written (please report)"
+        )
+    notes = list(made.notes)
+    if MASK in pool.base_url:
+        notes.append("The base URL carried credentials, which capdoctor never writes: put them back by hand.")
+    if opts.write is None:
+        out.write(made.text)
+    else:
+        path = opts.write.expanduser()
+        if path.exists():
+            from capdoctor.fallback.merge import diff, merge
+
+            old = path.read_text(encoding="utf-8", errors="replace")
+            merged = merge(made.syntax, old, made.text, str(opts.write), notes)
+            out.write(
+                diff(
+                    old, merged, str(opts.write), made.text.splitlines(), lambda line: redact_text(line, secrets, home)
+                )
+                or "(no change)\n"
+            )
+            _write(path, merged)
+            notes.append(f"Merged into {opts.write} (your other keys and comments kept).")
+        else:
+            _write(path, made.text)
+            notes.append(f"Wrote {opts.write}.")
+    if opts.fmt is None:
+        err.write(f"capdoctor fallback: format {name}, for the client in use (choose another with --format)\n")
+    for note in notes:
+        err.write(f"capdoctor fallback: {note}\n")
+    return int(ExitCode.OK)

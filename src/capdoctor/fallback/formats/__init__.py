@@ -1,0 +1,1 @@
+"""One module per `capdoctor fallback --format`; `fallback.generate.FORMATS` names them (imported lazily)."""

@@ -1,0 +1,155 @@
+"""`--format openai-python` / `anthropic-python`: a short snippet — SDK client plus a fallback loop over the models.
+
+Contract: a self-contained Python file (runs as is, or is copied into the user's code) that builds the SDK
+client with `max_retries=0` and a timeout — the loop does the retrying, so an overloaded model is left at once
+instead of being retried in place — and `complete()`, which tries the models in pool order (the primary, then
+the alternatives that answered; a model that failed in the last minute goes last), and when every model failed
+with a retryable status or a connection error, sleeps with exponential backoff and full jitter, never less than
+the server's Retry-After, and goes round again. Other errors (bad request, bad key) are raised at once. The key
+is read from its variable; only the variable's name is in the file. The pool's values are written with `repr`,
+so the snippet is valid Python whatever the model names hold.
+"""
+
+from __future__ import annotations
+
+from string import Template
+
+from capdoctor.fallback.generate import OPENAI_SHAPED, Generated, Unsupported, comment_block, custom_base_url
+from capdoctor.fallback.pool import Pool, provenance
+
+LOOP = '''
+RETRYABLE = {408, 409, 429, 500, 502, 503, 504, 529}  # worth another try, on another model or later
+ROUNDS = 4  # passes over MODELS before giving up
+BASE_S, CAP_S = 0.5, 20.0  # full jitter: sleep random(0, min(CAP_S, BASE_S * 2 ** round))...
+MAX_WAIT_S = 60.0  # ...but at least Retry-After, and never longer than this
+COOLDOWN_S = 60.0  # a model that failed this recently is tried last
+_failed_at = {}
+
+
+def retry_after_s(exc):
+    """The wait the server asked for (Retry-After in seconds or as an HTTP date, or retry-after-ms), or None."""
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return float(value) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def complete(messages, **kwargs):
+    """The first answer any model gives, trying MODELS in order; raises the last error when none answers."""
+    last = None
+    for rnd in range(ROUNDS):
+        now = time.monotonic()
+        order = sorted(MODELS, key=lambda m: m in _failed_at and now - _failed_at[m] < COOLDOWN_S)
+        wait = 0.0
+        for model in order:
+            try:
+                return $call
+            except $sdk.APIStatusError as exc:
+                if exc.status_code not in RETRYABLE:
+                    raise
+                last = exc
+                wait = max(wait, retry_after_s(exc) or 0.0)
+            except $sdk.APIConnectionError as exc:  # refused, reset, timed out
+                last = exc
+            _failed_at[model] = time.monotonic()
+        if rnd + 1 < ROUNDS:
+            time.sleep(min(MAX_WAIT_S, max(wait, random.uniform(0, min(CAP_S, BASE_S * 2**rnd)))))
+    raise last
+
+
+if __name__ == "__main__":
+    reply = complete([{"role": "user", "content": "Say hello."}]$example)
+    print(reply.model, $text)
+'''
+
+HEAD = """import email.utils
+import os
+import random
+import time
+
+import $sdk
+
+MODELS = $models  # the primary first, then the alternatives that answered, best first
+client = $sdk.$client(
+    base_url=$base_url,
+    $auth=os.environ[$key_env],  # the key stays in the environment
+    max_retries=0,  # complete() retries: on to the next model at once, back off only when all failed
+    timeout=$timeout,
+)
+"""
+
+TIMEOUT_S = 60.0
+"""Seconds one request may take (a long generation needs them; a dead connection should not take more)."""
+
+
+def _snippet(
+    pool: Pool, sdk: str, client: str, auth: str, base_url: str, call: str, example: str, text: str
+) -> Generated:
+    header = [*provenance(pool), f"Run: python capdoctor_fallback.py (pip install {sdk}); or import complete()."]
+    values = {
+        "sdk": sdk,
+        "client": client,
+        "auth": auth,
+        "base_url": repr(base_url),
+        "key_env": repr(pool.key_env),
+        "models": repr(pool.models),
+        "timeout": repr(TIMEOUT_S),
+        "call": call,
+        "example": example,
+        "text": text,
+    }
+    body = Template(HEAD).substitute(values) + Template(LOOP).substitute(values)
+    return Generated(comment_block(header) + body, "python", "capdoctor_fallback.py")
+
+
+def openai_python(pool: Pool) -> Generated:
+    """The snippet for the openai SDK (Chat Completions, which every OpenAI-compatible server serves)."""
+    if pool.provider not in OPENAI_SHAPED:
+        raise Unsupported(
+            f"the openai SDK speaks the OpenAI wire API and the target is {pool.provider}: use "
+            + ("--format anthropic-python" if pool.provider == "anthropic" else "--format litellm")
+        )
+    return _snippet(
+        pool,
+        "openai",
+        "OpenAI",
+        "api_key",
+        custom_base_url(pool) or pool.base_url,
+        "client.chat.completions.create(model=model, messages=messages, **kwargs)",
+        "",
+        "reply.choices[0].message.content",
+    )
+
+
+def anthropic_python(pool: Pool) -> Generated:
+    """The snippet for the anthropic SDK (Messages API; a gateway token goes in as `auth_token`)."""
+    if pool.provider != "anthropic":
+        raise Unsupported(
+            f"the anthropic SDK speaks the Anthropic Messages API and the target is {pool.provider}: "
+            "use " + ("--format openai-python" if pool.provider in OPENAI_SHAPED else "--format litellm")
+        )
+    auth = "auth_token" if pool.key_env == "ANTHROPIC_AUTH_TOKEN" else "api_key"
+    return _snippet(
+        pool,
+        "anthropic",
+        "Anthropic",
+        auth,
+        custom_base_url(pool) or pool.base_url,
+        "client.messages.create(model=model, messages=messages, **kwargs)",
+        ", max_tokens=64",
+        "reply.content[0].text",
+    )
