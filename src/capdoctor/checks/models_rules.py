@@ -303,6 +303,8 @@ def _capacity_findings(ev: Evidence) -> list[Finding]:
             "request_id": rid, "cf_ray": ray}
     working = [r for r in alts if r.outcome in ("ok", "flaky")]
     if working:
+        from capdoctor.fallback.client import fallback_step
+
         alt = working[0].model
         cmd = SWITCH_COMMANDS.get(ev.adapter.name)
         out.append(Finding(
@@ -311,7 +313,8 @@ def _capacity_findings(ev: Evidence) -> list[Finding]:
             "model is at capacity, not your key, network or client.",
             {**base, "alternative": alt},
             (NextStep(f"Switch to {alt} for now and back to {primary.model} later.",
-                      cmd.format(model=alt) if cmd else None),)))
+                      cmd.format(model=alt) if cmd else None),
+             fallback_step(ev.target))))
     if primary.outcome == "flaky":
         n_ok = len(primary.attempts) - len(primary.failures)
         out.append(Finding(
