@@ -13,8 +13,13 @@ from capdoctor.fallback.pool import Candidate, NoFallback, ReportError, pool_fro
 def attempt(ok: bool, latency: int = 100, status: int | None = None, signature: str | None = None) -> dict[str, Any]:
     if ok:
         return {"status": 200, "kind": "ok", "latency_ms": latency, "cause": None, "signature": None}
-    return {"status": status or 503, "kind": "http_error", "latency_ms": latency, "cause": "capacity",
-            "signature": signature or "openai.server_is_overloaded"}
+    return {
+        "status": status or 503,
+        "kind": "http_error",
+        "latency_ms": latency,
+        "cause": "capacity",
+        "signature": signature or "openai.server_is_overloaded",
+    }
 
 
 def run(model: str, role: str, *attempts: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -25,12 +30,23 @@ def run(model: str, role: str, *attempts: dict[str, Any], **extra: Any) -> dict[
 
 def report(*models: dict[str, Any], provider: str = "openai", **target: Any) -> dict[str, Any]:
     return {
-        "schema": "capdoctor/report-v1", "version": "0.1.0", "created": "2026-11-20T10:00:00+00:00",
-        "target": {"provider": provider, "base_url": "http://127.0.0.1:9/v1", "model": "gpt-5.5",
-                   "alt_models": [], "wire_api": None, "api_key_present": True, "api_key_env": None,
-                   "sources": {}, **target},
-        "checks": [{"id": "models", "status": "fail", "summary": "…", "findings": [],
-                    "data": {"models": list(models)}}],
+        "schema": "capdoctor/report-v1",
+        "version": "0.1.0",
+        "created": "2026-11-20T10:00:00+00:00",
+        "target": {
+            "provider": provider,
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "gpt-5.5",
+            "alt_models": [],
+            "wire_api": None,
+            "api_key_present": True,
+            "api_key_env": None,
+            "sources": {},
+            **target,
+        },
+        "checks": [
+            {"id": "models", "status": "fail", "summary": "…", "findings": [], "data": {"models": list(models)}}
+        ],
         "verdict": {"cause": "capacity"},
     }
 
@@ -40,12 +56,15 @@ def cand(model: str, answered: int, attempts: int, latency: int | None, provider
 
 
 def test_rank_orders_by_success_then_same_provider_then_latency() -> None:
-    ranked = rank([
-        cand("slow-sure", 3, 3, 900),
-        cand("fast-sure", 3, 3, 120),
-        cand("flaky-fast", 1, 3, 50),
-        cand("other-provider-faster", 3, 3, 40, provider="anthropic"),
-    ], "openai")
+    ranked = rank(
+        [
+            cand("slow-sure", 3, 3, 900),
+            cand("fast-sure", 3, 3, 120),
+            cand("flaky-fast", 1, 3, 50),
+            cand("other-provider-faster", 3, 3, 40, provider="anthropic"),
+        ],
+        "openai",
+    )
     assert [c.model for c in ranked] == ["fast-sure", "slow-sure", "other-provider-faster", "flaky-fast"]
 
 
@@ -55,12 +74,14 @@ def test_rank_is_stable_on_ties_and_puts_unknown_latency_last() -> None:
 
 
 def test_pool_reads_answered_attempts_latency_and_failures() -> None:
-    pool = pool_from_report(report(
-        run("gpt-5.5", "primary", attempt(False), attempt(False), attempt(False, status=529, signature="sig.x")),
-        run("gpt-5.4-mini", "alternative", attempt(True, 300), attempt(True, 100), attempt(True, 200)),
-        run("gpt-5-mini", "alternative", attempt(True, 50), attempt(False)),
-        run("gpt-4.1", "alternative", attempt(False)),
-    ))
+    pool = pool_from_report(
+        report(
+            run("gpt-5.5", "primary", attempt(False), attempt(False), attempt(False, status=529, signature="sig.x")),
+            run("gpt-5.4-mini", "alternative", attempt(True, 300), attempt(True, 100), attempt(True, 200)),
+            run("gpt-5-mini", "alternative", attempt(True, 50), attempt(False)),
+            run("gpt-4.1", "alternative", attempt(False)),
+        )
+    )
     assert pool.primary.model == "gpt-5.5" and pool.primary.answered == 0
     assert pool.primary.failure == "HTTP 529 sig.x"
     assert [c.model for c in pool.alternatives] == ["gpt-5.4-mini", "gpt-5-mini"]  # 3/3 beats 1/2, however fast
@@ -73,57 +94,77 @@ def test_pool_reads_answered_attempts_latency_and_failures() -> None:
 
 
 def test_provenance_says_what_answered_when_and_from_capdoctor() -> None:
-    pool = pool_from_report(report(run("gpt-5.5", "primary", attempt(False)),
-                                   run("gpt-5.4-mini", "alternative", attempt(True, 42))))
+    pool = pool_from_report(
+        report(run("gpt-5.5", "primary", attempt(False)), run("gpt-5.4-mini", "alternative", attempt(True, 42)))
+    )
     text = "\n".join(provenance(pool))
     assert "capdoctor 0.1.0" in text and "2026-11-20T10:00:00+00:00" in text and "verdict: capacity" in text
     assert "gpt-5.4-mini 1/1 answered, 42 ms" in text and "gpt-5.5 0/1 answered (HTTP 503" in text
 
 
 def test_the_key_variable_named_in_the_report_wins() -> None:
-    pool = pool_from_report(report(run("claude-opus-4-7", "primary", attempt(False)),
-                                   run("claude-haiku-4-5", "alternative", attempt(True)),
-                                   provider="anthropic", api_key_env="ANTHROPIC_AUTH_TOKEN"))
+    pool = pool_from_report(
+        report(
+            run("claude-opus-4-7", "primary", attempt(False)),
+            run("claude-haiku-4-5", "alternative", attempt(True)),
+            provider="anthropic",
+            api_key_env="ANTHROPIC_AUTH_TOKEN",
+        )
+    )
     assert pool.key_env == "ANTHROPIC_AUTH_TOKEN" and pool.provider == "anthropic"
 
 
-@pytest.mark.parametrize(("doc", "words"), [
-    (report(run("gpt-5.5", "primary", attempt(True))), "gpt-5.5 answered and no alternative was probed"),
-    (report(run("gpt-5.5", "primary", attempt(False))), "name one with --alt-model"),
-    (report(run("gpt-5.5", "primary", attempt(False)), run("gpt-5.4-mini", "alternative", attempt(False))),
-     "no alternative answered (gpt-5.4-mini 0/1 answered (HTTP 503"),
-    (report(), "nothing was probed"),
-    ({**report(), "checks": []}, "no `models` check"),
-    ({**report(), "target": None}, "no target"),
-])
+@pytest.mark.parametrize(
+    ("doc", "words"),
+    [
+        (report(run("gpt-5.5", "primary", attempt(True))), "gpt-5.5 answered and no alternative was probed"),
+        (report(run("gpt-5.5", "primary", attempt(False))), "name one with --alt-model"),
+        (
+            report(run("gpt-5.5", "primary", attempt(False)), run("gpt-5.4-mini", "alternative", attempt(False))),
+            "no alternative answered (gpt-5.4-mini 0/1 answered (HTTP 503",
+        ),
+        (report(), "nothing was probed"),
+        ({**report(), "checks": []}, "no `models` check"),
+        ({**report(), "target": None}, "no target"),
+    ],
+)
 def test_reports_without_a_pool_say_why(doc: dict[str, Any], words: str) -> None:
     with pytest.raises(NoFallback) as info:
         pool_from_report(doc)
     assert words in str(info.value)
 
 
-@pytest.mark.parametrize("doc", [
-    [], "text", {"schema": "other/v1"}, {"schema": "capdoctor/report-v1"},
-    {**report(), "target": {"provider": "openai"}},
-    {**report(), "checks": [{"id": "models", "data": {"models": [{"attempts": []}]}}]},
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        [],
+        "text",
+        {"schema": "other/v1"},
+        {"schema": "capdoctor/report-v1"},
+        {**report(), "target": {"provider": "openai"}},
+        {**report(), "checks": [{"id": "models", "data": {"models": [{"attempts": []}]}}]},
+    ],
+)
 def test_documents_that_are_not_reports_are_report_errors(doc: Any) -> None:
     with pytest.raises(ReportError):
         pool_from_report(doc)
 
 
-@pytest.mark.parametrize(("provider", "sources", "expected"), [
-    ("openai", {"model": "~/.codex/config.toml", "provider": "~/.codex/config.toml"}, "codex"),
-    ("openai-compatible", {"base_url": "/srv/codex/config.toml [model_providers.relay] base_url"}, "codex"),
-    ("anthropic", {"model": "~/.claude/settings.json env"}, "claude-code"),
-    ("anthropic", {"base_url": "/work/app/.claude/settings.local.json env"}, "claude-code"),
-    ("openai", {"key": "env OPENAI_API_KEY"}, "openai-python"),
-    ("openrouter", {"key": "env OPENROUTER_API_KEY"}, "openai-python"),
-    ("anthropic", {"base_url": "env ANTHROPIC_BASE_URL"}, "anthropic-python"),
-    ("gemini", {"key": "env GEMINI_API_KEY"}, "litellm"),  # no Gemini snippet: a proxy serves every client
-    ("openai", {"model": "flag --model", "provider": "~/.config/capdoctor/capdoctor.toml"}, "litellm"),
-    ("openai", {}, "litellm"),
-])
+@pytest.mark.parametrize(
+    ("provider", "sources", "expected"),
+    [
+        ("openai", {"model": "~/.codex/config.toml", "provider": "~/.codex/config.toml"}, "codex"),
+        ("openai-compatible", {"base_url": "/srv/codex/config.toml [model_providers.relay] base_url"}, "codex"),
+        ("anthropic", {"model": "~/.claude/settings.json env"}, "claude-code"),
+        ("anthropic", {"base_url": "/work/app/.claude/settings.local.json env"}, "claude-code"),
+        ("openai", {"key": "env OPENAI_API_KEY"}, "openai-python"),
+        ("openrouter", {"key": "env OPENROUTER_API_KEY"}, "openai-python"),
+        ("anthropic", {"base_url": "env ANTHROPIC_BASE_URL"}, "anthropic-python"),
+        ("gemini", {"key": "env GEMINI_API_KEY"}, "litellm"),  # no Gemini snippet: a proxy serves every client
+        ("openai", {"model": "flag --model", "provider": "~/.config/capdoctor/capdoctor.toml"}, "litellm"),
+        ("openai", {}, "litellm"),
+    ],
+)
 def test_client_in_use(provider: str, sources: dict[str, str], expected: str) -> None:
     assert client_in_use(provider, sources) == expected
 
@@ -131,9 +172,21 @@ def test_client_in_use(provider: str, sources: dict[str, str], expected: str) ->
 def test_fallback_command_repeats_the_target_flags_the_user_gave() -> None:
     from capdoctor.context import Target
 
-    target = Target(provider="openai", base_url="http://127.0.0.1:9/v1", model="gpt 5.5",
-                    alt_models=("gpt-5.4-mini", "gpt-5-mini"), api_key_env="OPENAI_API_KEY",
-                    sources={"provider": "flag --provider", "base_url": "env OPENAI_BASE_URL", "model": "flag --model",
-                             "alt_models": "flag --alt-model", "key": "env OPENAI_API_KEY"})
-    assert fallback_command(target) == ("capdoctor fallback --format openai-python --provider openai --model "
-                                        "'gpt 5.5' --alt-model gpt-5.4-mini --alt-model gpt-5-mini")
+    target = Target(
+        provider="openai",
+        base_url="http://127.0.0.1:9/v1",
+        model="gpt 5.5",
+        alt_models=("gpt-5.4-mini", "gpt-5-mini"),
+        api_key_env="OPENAI_API_KEY",
+        sources={
+            "provider": "flag --provider",
+            "base_url": "env OPENAI_BASE_URL",
+            "model": "flag --model",
+            "alt_models": "flag --alt-model",
+            "key": "env OPENAI_API_KEY",
+        },
+    )
+    assert fallback_command(target) == (
+        "capdoctor fallback --format openai-python --provider openai --model "
+        "'gpt 5.5' --alt-model gpt-5.4-mini --alt-model gpt-5-mini"
+    )

@@ -1,0 +1,148 @@
+"""`capdoctor fallback` as a user runs it: live vs saved report, files, merge, no secrets, and the bad-input paths."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.fallback_support import PLANTED
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+FAST_TOML = '[options]\n"models.backoff_s" = 0.01\n"models.max_backoff_s" = 0.05\n'
+
+
+@pytest.fixture
+def cwd(tmp_path: Path) -> Path:
+    """A project folder whose capdoctor.toml keeps the probes' backoff short."""
+    (tmp_path / "capdoctor.toml").write_text(FAST_TOML, encoding="utf-8")
+    return tmp_path
+
+
+def target(sim: Any) -> list[str]:
+    return [
+        "--provider",
+        "openai",
+        "--base-url",
+        sim.base_url("openai"),
+        "--model",
+        "gpt-5.5",
+        "--alt-model",
+        "gpt-5.4-mini",
+        "--api-key-env",
+        "OPENAI_API_KEY",
+    ]
+
+
+def one_error_line(proc: Any) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith("capdoctor: error:")
+    return str(lines[0])
+
+
+@pytest.mark.scenario("capacity")
+def test_from_report_gives_exactly_the_live_output_and_nothing_holds_the_key(sim: Any, cli: Any, cwd: Path) -> None:
+    live = cli("fallback", *target(sim), "--report", "run.json", env=PLANTED, cwd=cwd)
+    assert live.returncode == 0, live.stderr
+    sent = len(sim.requests)
+    saved = cli("fallback", "--from-report", "run.json", env=PLANTED, cwd=cwd)
+    assert saved.returncode == 0, saved.stderr
+    assert saved.stdout == live.stdout  # the same text, the time line included (it is the report's)
+    assert len(sim.requests) == sent  # --from-report sends nothing
+    report = json.loads((cwd / "run.json").read_text(encoding="utf-8"))
+    assert report["created"] in live.stdout
+    # the key was sent (the simulator saw it) and is nowhere in what capdoctor printed or wrote
+    assert any(PLANTED["OPENAI_API_KEY"] in r["headers"].get("authorization", "") for r in sim.requests)
+    for text in (live.stdout, live.stderr, saved.stdout, saved.stderr, (cwd / "run.json").read_text("utf-8")):
+        assert PLANTED["OPENAI_API_KEY"] not in text
+    # the key came from the environment the openai SDK reads: the SDK's snippet is the default format
+    assert "import openai" in live.stdout and "os.environ['OPENAI_API_KEY']" in live.stdout
+    assert "format openai-python, for the client in use" in live.stderr
+
+
+@pytest.mark.scenario("capacity")
+@pytest.mark.parametrize("fmt", ["litellm", "codex", "openai-python", "env"])
+def test_every_format_from_one_report_is_secret_free_and_parses(fmt: str, sim: Any, cli: Any, cwd: Path) -> None:
+    proc = cli("diagnose", *target(sim), "--only", "models", "--json", env=PLANTED, cwd=cwd)
+    (cwd / "diag.json").write_text(proc.stdout, encoding="utf-8")  # a `diagnose --json` report works too
+    out = cli("fallback", "--from-report", "diag.json", "--format", fmt, env=PLANTED, cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    assert PLANTED["OPENAI_API_KEY"] not in out.stdout + out.stderr
+    parse = {
+        "litellm": yaml.safe_load,
+        "codex": tomllib.loads,
+        "openai-python": lambda t: compile(t, "s", "exec"),
+        "env": str.splitlines,
+    }[fmt]
+    assert parse(out.stdout)
+
+
+@pytest.mark.scenario("healthy")
+def test_nothing_to_fall_back_to_is_said_and_exits_10(sim: Any, cli: Any, cwd: Path) -> None:
+    proc = cli("fallback", *target(sim), "--format", "litellm", cwd=cwd)
+    assert proc.returncode == 10 and proc.stdout == ""
+    assert "nothing generated: gpt-5.5 answered and no alternative was probed" in proc.stderr
+
+
+@pytest.mark.scenario("capacity")
+def test_a_report_where_nothing_was_probed_exits_10(sim: Any, cli: Any, cwd: Path) -> None:
+    proc = cli("diagnose", *target(sim), "--only", "models", "--no-inference", "--json", cwd=cwd)
+    (cwd / "listed.json").write_text(proc.stdout, encoding="utf-8")
+    out = cli("fallback", "--from-report", "listed.json", cwd=cwd)
+    assert out.returncode == 10 and out.stdout == "" and "nothing was probed" in out.stderr
+
+
+@pytest.mark.scenario("capacity")
+def test_write_then_merge_shows_the_diff_and_keeps_the_users_lines(sim: Any, cli: Any, cwd: Path) -> None:
+    assert cli("fallback", *target(sim), "--report", "run.json", "--format", "codex", cwd=cwd).returncode == 0
+    profile = cwd / "profile.toml"
+    profile.write_text('# mine\napproval_policy = "never"  # keep\n', encoding="utf-8")
+    refused = cli("fallback", "--from-report", "run.json", "--format", "codex", "--write", "profile.toml", cwd=cwd)
+    assert "profile.toml exists; add --merge" in one_error_line(refused)
+    merged = cli(
+        "fallback", "--from-report", "run.json", "--format", "codex", "--write", "profile.toml", "--merge", cwd=cwd
+    )
+    assert merged.returncode == 0, merged.stderr
+    assert merged.stdout.startswith("--- profile.toml (now)") and '+model = "gpt-5.4-mini"' in merged.stdout
+    text = profile.read_text(encoding="utf-8")
+    assert '# mine\napproval_policy = "never"  # keep' in text
+    assert tomllib.loads(text)["model"] == "gpt-5.4-mini" and "Merged into profile.toml" in merged.stderr
+    fresh = cli("fallback", "--from-report", "run.json", "--format", "litellm", "--write", "new.yaml", cwd=cwd)
+    assert fresh.returncode == 0 and fresh.stdout == "" and yaml.safe_load((cwd / "new.yaml").read_text("utf-8"))
+
+
+def test_diagnose_names_the_fallback_command_for_the_client_in_use(cli: Any) -> None:
+    proc = cli("demo", "--scenario", "capacity", "--json")
+    steps = [s.get("command", "") for s in json.loads(proc.stdout)["verdict"]["next_steps"]]
+    assert "capdoctor fallback --format litellm" in steps
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--from-report", "missing.json"], "report missing.json does not exist"),
+        (["--from-report", "bad.json"], "report bad.json is not JSON"),
+        (["--from-report", "other.json"], "not a capdoctor report"),
+        (["--from-report", "other.json", "--model", "x"], "drop --model"),
+        (["--from-report", "other.json", "--report", "r.json"], "--report saves a live run"),
+        (["--format", "yaml"], "unknown format 'yaml'"),
+        (["--merge"], "--merge merges into the --write file"),
+        (["--write", "no/such/dir/x.yaml"], "its folder does not exist"),
+        (["--from-report", "cap.json", "--format", "claude-code"], "Claude Code speaks the Anthropic Messages API"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], words: str, cli: Any, tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
+    (tmp_path / "other.json").write_text('{"schema": "something/else"}', encoding="utf-8")
+    if "cap.json" in args:
+        (tmp_path / "cap.json").write_text(cli("demo", "--scenario", "capacity", "--json").stdout, encoding="utf-8")
+    assert words in one_error_line(cli("fallback", *args, cwd=tmp_path))
