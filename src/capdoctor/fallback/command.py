@@ -80,14 +80,16 @@ def read_report(path: Path) -> dict[str, Any]:
 
 
 def live_report(request: Any, report_path: Path | None, err: TextIO) -> dict[str, Any]:
-    """Diagnose with the `models` check only and return the redacted report (saved to `report_path` if given)."""
-    from capdoctor import engine, registry
+    """Run the live diagnosis (`request` selects the `models` check) and return its redacted report.
+
+    The report is saved to `report_path` when given, so `--from-report` can reproduce this run's output.
+    """
+    from capdoctor import engine
     from capdoctor.render import for_path
 
     if request.target is None:
         raise UsageError("no provider target found: pass --provider/--base-url/--model (see capdoctor config)")
     writer = for_path(report_path) if report_path else None
-    request.checks = registry.select(["models"], None)
     err.write(
         f"capdoctor fallback: probing {request.target.model} and its alternatives ({request.target.provider})...\n"
     )
@@ -149,6 +151,11 @@ def run(
             "internal error: the generated configuration would hold a secret; nothing was written (please report)"
         )
     notes = list(made.notes)
+    if pool.verdict not in ("", "capacity", "none", "inconclusive"):
+        notes.append(
+            f"The verdict was {pool.verdict}, not capacity: switching models will not fix that; see "
+            "`capdoctor diagnose`."
+        )
     if MASK in pool.base_url:
         notes.append("The base URL carried credentials, which capdoctor never writes: put them back by hand.")
     if opts.write is None:

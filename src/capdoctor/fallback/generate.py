@@ -74,9 +74,8 @@ def generate(pool: Pool, name: str) -> Generated:
 def custom_base_url(pool: Pool) -> str | None:
     """The target's base URL as the provider's clients take it, or None when it is the provider's default.
 
-    Anthropic clients append `/v1/messages` themselves, so a trailing `/v1` is dropped (as capdoctor's adapter
-    does); Azure's LiteLLM/SDK deployments take the resource endpoint, the `/openai/v1` suffix is kept here and
-    left to each format.
+    Anthropic clients append `/v1/messages` themselves, so a trailing `/v1` is dropped (as capdoctor's own
+    adapter does).
     """
     from capdoctor.providers.catalog import adapter_for
 

@@ -82,8 +82,13 @@ def split_header(text: str) -> tuple[str, str]:
 
 
 def _without_old_header(text: str) -> str:
-    """`text` without the provenance block an earlier capdoctor run put at its top."""
-    return split_header(text)[1] if text.startswith(MARK) else text
+    """`text` without the provenance block (and the blank line after it) an earlier capdoctor run put at its top."""
+    return split_header(text)[1].lstrip("\n") if text.startswith(MARK) else text
+
+
+def _under(header: str, body: str) -> str:
+    """`body` under the provenance `header`, a blank line between when the body opens with its own comment."""
+    return header + ("\n" if header and body.startswith("#") else "") + body
 
 
 # ------------------------------------------------------------------ per syntax
@@ -336,18 +341,18 @@ MERGERS: dict[str, Callable[[str, str, str, list[str]], str]] = {
 def merge(syntax: str, old: str, new: str, name: str, notes: list[str] | None = None) -> str:
     """`new` (a generated text of `syntax`) merged into `old` (the file `name` holds); `notes` get what was lost."""
     header, body = split_header(new)
-    return header + MERGERS[syntax](_without_old_header(old), body, name, notes if notes is not None else [])
+    return _under(header, MERGERS[syntax](_without_old_header(old), body, name, notes if notes is not None else []))
 
 
 def diff(old: str, new: str, name: str, ours: Iterable[str], scrub: Callable[[str], str]) -> str:
     """A unified diff from `old` to `new`; lines that are not the generated text's (`ours`) pass through `scrub`."""
-    own = {line.rstrip("\n") for line in ours}
+    own = {line.strip() for line in ours}
     out = []
     for line in difflib.unified_diff(
         old.splitlines(), new.splitlines(), f"{name} (now)", f"{name} (merged)", lineterm=""
     ):
         body = line[1:]
-        if line.startswith(("---", "+++", "@@")) or (line.startswith("+") and body in own):
+        if line.startswith(("---", "+++", "@@")) or (line.startswith("+") and body.strip() in own):
             out.append(line)
         else:
             out.append(line[:1] + scrub(body))
