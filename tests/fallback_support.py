@@ -1,4 +1,4 @@
-"""Shared parts of the `capdoctor fallback` tests: hand-built pools, live reports, and the real-client runner.
+"""Shared parts of the `capdoctor fallback` tests: hand-built pools and reports, live reports, the client runner.
 
 `live_report` runs the real models check against the simulator (real HTTP on loopback) and returns the
 report the `fallback` command builds from. `run_client` starts `tests/clientrun.py` — a real LiteLLM Router or
@@ -75,6 +75,47 @@ ANTHROPIC = pool(
         Candidate("claude-haiku-4-5", "anthropic", "alternative", "ok", 3, 3, 150),
     ),
 )
+
+
+def attempt(ok: bool, latency: int = 100, status: int | None = None, signature: str | None = None) -> dict[str, Any]:
+    if ok:
+        return {"status": 200, "kind": "ok", "latency_ms": latency, "cause": None, "signature": None}
+    return {
+        "status": status or 503,
+        "kind": "http_error",
+        "latency_ms": latency,
+        "cause": "capacity",
+        "signature": signature or "openai.server_is_overloaded",
+    }
+
+
+def model_run(model: str, role: str, *attempts: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    oks = sum(a["kind"] == "ok" for a in attempts)
+    outcome = "ok" if oks == len(attempts) else "flaky" if oks else "fail"
+    return {"model": model, "role": role, "outcome": outcome, "attempts": list(attempts), **extra}
+
+
+def report(*models: dict[str, Any], provider: str = "openai", **target: Any) -> dict[str, Any]:
+    return {
+        "schema": "capdoctor/report-v1",
+        "version": "0.1.0",
+        "created": "2026-11-20T10:00:00+00:00",
+        "target": {
+            "provider": provider,
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "gpt-5.5",
+            "alt_models": [],
+            "wire_api": None,
+            "api_key_present": True,
+            "api_key_env": None,
+            "sources": {},
+            **target,
+        },
+        "checks": [
+            {"id": "models", "status": "fail", "summary": "…", "findings": [], "data": {"models": list(models)}}
+        ],
+        "verdict": {"cause": "capacity"},
+    }
 
 
 def live_report(sim: Any, shape: str, home: Path) -> dict[str, Any]:

@@ -146,3 +146,32 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], words: str, cli: Any,
     if "cap.json" in args:
         (tmp_path / "cap.json").write_text(cli("demo", "--scenario", "capacity", "--json").stdout, encoding="utf-8")
     assert words in one_error_line(cli("fallback", *args, cwd=tmp_path))
+
+
+def test_the_leak_guard_refuses_output_that_holds_a_secret(tmp_path: Path) -> None:
+    """Belt and braces: if a secret ever reached the pool (here: a model named like an env secret), nothing prints."""
+    import io
+
+    from capdoctor.errors import CapdoctorError
+    from capdoctor.fallback.command import FallbackOptions, run
+    from tests.fallback_support import attempt, model_run, report
+
+    doc = report(
+        model_run("gpt-5.5", "primary", attempt(False)), model_run("tenant-7c1e9a", "alternative", attempt(True))
+    )
+    (tmp_path / "r.json").write_text(json.dumps(doc), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    opts = FallbackOptions(fmt="litellm", from_report=tmp_path / "r.json")
+    with pytest.raises(CapdoctorError, match="would hold a secret"):
+        run(opts, lambda: None, out, err, {"RELAY_TOKEN": "tenant-7c1e9a"}, str(tmp_path))
+    assert out.getvalue() == ""
+    assert run(opts, lambda: None, out, err, {}, str(tmp_path)) == 0 and "tenant-7c1e9a" in out.getvalue()
+
+
+def test_contains_secret_sees_values_and_key_shapes_but_not_variable_references() -> None:
+    from capdoctor.redact import contains_secret
+
+    assert contains_secret("api_key: sk-proj-abcdefghijklmnop1234")
+    assert contains_secret("x-api-key: hunter2-value", ["hunter2-value"])
+    assert contains_secret("Authorization: Bearer abc123def456")
+    assert not contains_secret('api_key: os.environ/OPENAI_API_KEY\nenv_key = "ANTHROPIC_API_KEY"', ["short"])

@@ -8,47 +8,7 @@ import pytest
 
 from capdoctor.fallback.client import client_in_use, fallback_command
 from capdoctor.fallback.pool import Candidate, NoFallback, ReportError, pool_from_report, provenance, rank
-
-
-def attempt(ok: bool, latency: int = 100, status: int | None = None, signature: str | None = None) -> dict[str, Any]:
-    if ok:
-        return {"status": 200, "kind": "ok", "latency_ms": latency, "cause": None, "signature": None}
-    return {
-        "status": status or 503,
-        "kind": "http_error",
-        "latency_ms": latency,
-        "cause": "capacity",
-        "signature": signature or "openai.server_is_overloaded",
-    }
-
-
-def run(model: str, role: str, *attempts: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    oks = sum(a["kind"] == "ok" for a in attempts)
-    outcome = "ok" if oks == len(attempts) else "flaky" if oks else "fail"
-    return {"model": model, "role": role, "outcome": outcome, "attempts": list(attempts), **extra}
-
-
-def report(*models: dict[str, Any], provider: str = "openai", **target: Any) -> dict[str, Any]:
-    return {
-        "schema": "capdoctor/report-v1",
-        "version": "0.1.0",
-        "created": "2026-11-20T10:00:00+00:00",
-        "target": {
-            "provider": provider,
-            "base_url": "http://127.0.0.1:9/v1",
-            "model": "gpt-5.5",
-            "alt_models": [],
-            "wire_api": None,
-            "api_key_present": True,
-            "api_key_env": None,
-            "sources": {},
-            **target,
-        },
-        "checks": [
-            {"id": "models", "status": "fail", "summary": "…", "findings": [], "data": {"models": list(models)}}
-        ],
-        "verdict": {"cause": "capacity"},
-    }
+from tests.fallback_support import attempt, model_run, report
 
 
 def cand(model: str, answered: int, attempts: int, latency: int | None, provider: str = "openai") -> Candidate:
@@ -76,10 +36,12 @@ def test_rank_is_stable_on_ties_and_puts_unknown_latency_last() -> None:
 def test_pool_reads_answered_attempts_latency_and_failures() -> None:
     pool = pool_from_report(
         report(
-            run("gpt-5.5", "primary", attempt(False), attempt(False), attempt(False, status=529, signature="sig.x")),
-            run("gpt-5.4-mini", "alternative", attempt(True, 300), attempt(True, 100), attempt(True, 200)),
-            run("gpt-5-mini", "alternative", attempt(True, 50), attempt(False)),
-            run("gpt-4.1", "alternative", attempt(False)),
+            model_run(
+                "gpt-5.5", "primary", attempt(False), attempt(False), attempt(False, status=529, signature="sig.x")
+            ),
+            model_run("gpt-5.4-mini", "alternative", attempt(True, 300), attempt(True, 100), attempt(True, 200)),
+            model_run("gpt-5-mini", "alternative", attempt(True, 50), attempt(False)),
+            model_run("gpt-4.1", "alternative", attempt(False)),
         )
     )
     assert pool.primary.model == "gpt-5.5" and pool.primary.answered == 0
@@ -95,7 +57,9 @@ def test_pool_reads_answered_attempts_latency_and_failures() -> None:
 
 def test_provenance_says_what_answered_when_and_from_capdoctor() -> None:
     pool = pool_from_report(
-        report(run("gpt-5.5", "primary", attempt(False)), run("gpt-5.4-mini", "alternative", attempt(True, 42)))
+        report(
+            model_run("gpt-5.5", "primary", attempt(False)), model_run("gpt-5.4-mini", "alternative", attempt(True, 42))
+        )
     )
     text = "\n".join(provenance(pool))
     assert "capdoctor 0.1.0" in text and "2026-11-20T10:00:00+00:00" in text and "verdict: capacity" in text
@@ -105,8 +69,8 @@ def test_provenance_says_what_answered_when_and_from_capdoctor() -> None:
 def test_the_key_variable_named_in_the_report_wins() -> None:
     pool = pool_from_report(
         report(
-            run("claude-opus-4-7", "primary", attempt(False)),
-            run("claude-haiku-4-5", "alternative", attempt(True)),
+            model_run("claude-opus-4-7", "primary", attempt(False)),
+            model_run("claude-haiku-4-5", "alternative", attempt(True)),
             provider="anthropic",
             api_key_env="ANTHROPIC_AUTH_TOKEN",
         )
@@ -117,10 +81,13 @@ def test_the_key_variable_named_in_the_report_wins() -> None:
 @pytest.mark.parametrize(
     ("doc", "words"),
     [
-        (report(run("gpt-5.5", "primary", attempt(True))), "gpt-5.5 answered and no alternative was probed"),
-        (report(run("gpt-5.5", "primary", attempt(False))), "name one with --alt-model"),
+        (report(model_run("gpt-5.5", "primary", attempt(True))), "gpt-5.5 answered and no alternative was probed"),
+        (report(model_run("gpt-5.5", "primary", attempt(False))), "name one with --alt-model"),
         (
-            report(run("gpt-5.5", "primary", attempt(False)), run("gpt-5.4-mini", "alternative", attempt(False))),
+            report(
+                model_run("gpt-5.5", "primary", attempt(False)),
+                model_run("gpt-5.4-mini", "alternative", attempt(False)),
+            ),
             "no alternative answered (gpt-5.4-mini 0/1 answered (HTTP 503",
         ),
         (report(), "nothing was probed"),

@@ -165,14 +165,17 @@ def run(
         if path.exists():
             from capdoctor.fallback.merge import diff, merge
 
-            old = path.read_text(encoding="utf-8", errors="replace")
+            try:
+                old = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                why = getattr(exc, "strerror", None) or exc
+                raise UsageError(f"cannot read {opts.write} to merge into it: {why}") from None
             merged = merge(made.syntax, old, made.text, str(opts.write), notes)
-            out.write(
-                diff(
-                    old, merged, str(opts.write), made.text.splitlines(), lambda line: redact_text(line, secrets, home)
-                )
-                or "(no change)\n"
-            )
+
+            def scrub(line: str) -> str:
+                return redact_text(line, secrets, home)
+
+            out.write(diff(old, merged, str(opts.write), made.text.splitlines(), scrub) or "(no change)\n")
             _write(path, merged)
             notes.append(f"Merged into {opts.write} (your other keys and comments kept).")
         else:

@@ -169,9 +169,7 @@ def pool_from_report(report: Any) -> Pool:
         raise ReportError("the report's target has no provider or base URL")
     models_check = next((c for c in checks if isinstance(c, Mapping) and c.get("id") == "models"), None)
     if models_check is None:
-        raise NoFallback(
-            "the report has no `models` check, so no model was probed (run it without --only/--skip excluding models)"
-        )
+        raise NoFallback("the report has no `models` check, so no model was probed (--only/--skip left it out)")
     data = models_check.get("data") if isinstance(models_check.get("data"), Mapping) else {}
     rows = data.get("models") if isinstance(data, Mapping) else None
     runs = [_candidate(r, provider) for r in (rows if isinstance(rows, list) else [])]
