@@ -173,5 +173,5 @@ def test_odd_model_names_stay_data_in_every_format() -> None:
 def test_no_format_holds_more_than_the_keys_variable_name(fmt: str) -> None:
     target = ANTHROPIC if fmt in ("claude-code", "anthropic-python") else pool()
     made = generate(target, fmt)
-    assert made.text.strip() and made.filename and made.syntax in ("yaml", "toml", "json", "env", "python")
+    assert made.text.strip() and made.syntax in ("yaml", "toml", "json", "env", "python")
     assert "sk-" not in made.text and "Bearer" not in made.text

@@ -2,7 +2,7 @@
 
 Contract: `FORMATS` maps each `--format` name to the function (`module:function` under `formats/`, imported
 only when used) that turns a `Pool` into a `Generated`: the text for stdout or the file, its syntax (how
-`merge` reads and writes it), the suggested file name, and notes for stderr (how to load it; for JSON, which
+`merge` reads and writes it) and notes for stderr (how to load it; for JSON, which
 has no comments, the provenance). A format that cannot serve the target (Claude Code for an OpenAI target)
 raises `Unsupported`, a usage error naming what to use instead. Formats only present: they never probe, read
 the environment or hold a key — keys appear as the *name* of their variable.
@@ -41,11 +41,10 @@ class Unsupported(UsageError):
 
 @dataclass(frozen=True)
 class Generated:
-    """A generated configuration: text, syntax (`yaml`, `toml`, `json`, `env`, `python`), file name, notes."""
+    """A generated configuration: text, syntax (`yaml`, `toml`, `json`, `env`, `python`), notes for stderr."""
 
     text: str
     syntax: str
-    filename: str
     notes: tuple[str, ...] = ()
 
 

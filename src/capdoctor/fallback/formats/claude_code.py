@@ -52,4 +52,4 @@ def generate(pool: Pool) -> Generated:
         "~/.claude/settings.json with --write ~/.claude/settings.json --merge.",
         f"Remove ANTHROPIC_MODEL again once {pool.primary.model} answers.",
     )
-    return Generated(text, "json", "capdoctor-fallback.json", notes)
+    return Generated(text, "json", notes)

@@ -82,6 +82,5 @@ def generate(pool: Pool) -> Generated:
     return Generated(
         text,
         "toml",
-        f"{PROFILE}.config.toml",
         (f"Start Codex with it: codex --profile {PROFILE} (after saving it as ~/.codex/{PROFILE}.config.toml).",),
     )

@@ -61,6 +61,5 @@ def generate(pool: Pool) -> Generated:
     return Generated(
         comment_block(header) + body,
         "env",
-        "capdoctor-fallback.env",
         ("Load it into this shell: . ./capdoctor-fallback.env",),
     )

@@ -82,6 +82,5 @@ def generate(pool: Pool) -> Generated:
     return Generated(
         comment_block(header) + body,
         "yaml",
-        "capdoctor-litellm.yaml",
         ("Run it: litellm --config capdoctor-litellm.yaml (save this output there, or use --write).",),
     )

@@ -12,6 +12,7 @@ so the snippet is valid Python whatever the model names hold.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from string import Template
 
 from capdoctor.fallback.generate import OPENAI_SHAPED, Generated, Unsupported, comment_block, custom_base_url
@@ -96,60 +97,70 @@ TIMEOUT_S = 60.0
 """Seconds one request may take (a long generation needs them; a dead connection should not take more)."""
 
 
-def _snippet(
-    pool: Pool, sdk: str, client: str, auth: str, base_url: str, call: str, example: str, text: str
-) -> Generated:
-    header = [*provenance(pool), f"Run: python capdoctor_fallback.py (pip install {sdk}); or import complete()."]
+@dataclass(frozen=True)
+class Sdk:
+    """What differs between the SDKs' snippets: the package, client class, call, example arguments, reply text."""
+
+    package: str
+    client: str
+    call: str
+    example: str
+    text: str
+
+
+OPENAI = Sdk(
+    "openai",
+    "OpenAI",
+    "client.chat.completions.create(model=model, messages=messages, **kwargs)",
+    "",
+    "reply.choices[0].message.content",
+)
+"""Chat Completions: what every OpenAI-compatible server serves."""
+ANTHROPIC = Sdk(
+    "anthropic",
+    "Anthropic",
+    "client.messages.create(model=model, messages=messages, **kwargs)",
+    ", max_tokens=64",
+    "reply.content[0].text",
+)
+
+
+def _snippet(pool: Pool, sdk: Sdk, auth: str) -> Generated:
+    header = [
+        *provenance(pool),
+        f"Run: python capdoctor_fallback.py (pip install {sdk.package}); or import complete().",
+    ]
     values = {
-        "sdk": sdk,
-        "client": client,
+        "sdk": sdk.package,
+        "client": sdk.client,
         "auth": auth,
-        "base_url": repr(base_url),
+        "base_url": repr(custom_base_url(pool) or pool.base_url),
         "key_env": repr(pool.key_env),
         "models": repr(pool.models),
         "timeout": repr(TIMEOUT_S),
-        "call": call,
-        "example": example,
-        "text": text,
+        "call": sdk.call,
+        "example": sdk.example,
+        "text": sdk.text,
     }
     body = Template(HEAD).substitute(values) + Template(LOOP).substitute(values)
-    return Generated(comment_block(header) + body, "python", "capdoctor_fallback.py")
+    return Generated(comment_block(header) + body, "python")
 
 
 def openai_python(pool: Pool) -> Generated:
-    """The snippet for the openai SDK (Chat Completions, which every OpenAI-compatible server serves)."""
+    """The snippet for the openai SDK."""
     if pool.provider not in OPENAI_SHAPED:
         raise Unsupported(
             f"the openai SDK speaks the OpenAI wire API and the target is {pool.provider}: use "
             + ("--format anthropic-python" if pool.provider == "anthropic" else "--format litellm")
         )
-    return _snippet(
-        pool,
-        "openai",
-        "OpenAI",
-        "api_key",
-        custom_base_url(pool) or pool.base_url,
-        "client.chat.completions.create(model=model, messages=messages, **kwargs)",
-        "",
-        "reply.choices[0].message.content",
-    )
+    return _snippet(pool, OPENAI, "api_key")
 
 
 def anthropic_python(pool: Pool) -> Generated:
-    """The snippet for the anthropic SDK (Messages API; a gateway token goes in as `auth_token`)."""
+    """The snippet for the anthropic SDK (a gateway token from ANTHROPIC_AUTH_TOKEN goes in as `auth_token`)."""
     if pool.provider != "anthropic":
         raise Unsupported(
             f"the anthropic SDK speaks the Anthropic Messages API and the target is {pool.provider}: "
             "use " + ("--format openai-python" if pool.provider in OPENAI_SHAPED else "--format litellm")
         )
-    auth = "auth_token" if pool.key_env == "ANTHROPIC_AUTH_TOKEN" else "api_key"
-    return _snippet(
-        pool,
-        "anthropic",
-        "Anthropic",
-        auth,
-        custom_base_url(pool) or pool.base_url,
-        "client.messages.create(model=model, messages=messages, **kwargs)",
-        ", max_tokens=64",
-        "reply.content[0].text",
-    )
+    return _snippet(pool, ANTHROPIC, "auth_token" if pool.key_env == "ANTHROPIC_AUTH_TOKEN" else "api_key")
