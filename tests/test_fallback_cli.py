@@ -175,3 +175,10 @@ def test_contains_secret_sees_values_and_key_shapes_but_not_variable_references(
     assert contains_secret("x-api-key: hunter2-value", ["hunter2-value"])
     assert contains_secret("Authorization: Bearer abc123def456")
     assert not contains_secret('api_key: os.environ/OPENAI_API_KEY\nenv_key = "ANTHROPIC_API_KEY"', ["short"])
+
+
+def test_help_names_every_format(cli: Any) -> None:
+    from capdoctor.fallback.generate import FORMATS
+
+    shown = " ".join(cli("fallback", "--help", env={"COLUMNS": "300"}).stdout.split())
+    assert all(name in shown for name in FORMATS)
