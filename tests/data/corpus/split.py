@@ -50,8 +50,10 @@ def split(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[s
     tune: list[dict[str, Any]] = []
     hold: list[dict[str, Any]] = []
     for label in sorted(LABELS):
-        items = sorted((r for r in rows if r["label"] == label),
-                       key=lambda r: hashlib.sha256((SALT + r["id"]).encode()).hexdigest())
+        items = sorted(
+            (r for r in rows if r["label"] == label),
+            key=lambda r: hashlib.sha256((SALT + r["id"]).encode()).hexdigest(),
+        )
         for i, row in enumerate(items):
             (tune if i % 2 == 0 else hold).append(row)
     return tune, hold
