@@ -21,8 +21,9 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 class LazyChoice(ParamType):
     """A choice among `load()`'s values; `alias(value)` may map other spellings to one of them."""
 
-    def __init__(self, name: str, load: Callable[[], Sequence[str]],
-                 alias: Callable[[str], str | None] | None = None) -> None:
+    def __init__(
+        self, name: str, load: Callable[[], Sequence[str]], alias: Callable[[str], str | None] | None = None
+    ) -> None:
         self.name = name
         self._load = load
         self._alias = alias
@@ -36,8 +37,8 @@ class LazyChoice(ParamType):
         return self._values
 
     def get_metavar(self, param: Any, ctx: Any = None) -> str:
-        """`[a|b|c]`, as click shows a choice in help."""
-        return "[" + "|".join(self.values) + "]"
+        """`[a | b | c]`, as click shows a choice in help (spaced, so a long list wraps between names)."""
+        return "[" + " | ".join(self.values) + "]"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> str:
         """`value` when it is one of the values (or an alias of one), else a usage error naming them."""

@@ -20,6 +20,9 @@ from capdoctor.exitcodes import ExitCode
 INTERRUPTED = 130
 """Exit status after Ctrl-C: 128 + SIGINT, as shells report it."""
 
+COMPLETION_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+"""Shells Typer's completion supports; `--show-completion SHELL` names one instead of detecting it."""
+
 app = typer.Typer(
     name="capdoctor",
     help="Tell why your LLM API or AI coding tool says 'Selected model is at capacity' — and what to do.",
@@ -273,8 +276,14 @@ def main(argv: list[str] | None = None) -> None:
     from capdoctor.streams import protect
 
     protect(sys.stdout, sys.stderr)  # any stdout encoding: never die on a dash halfway through a report
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 2 and args[0] == "--show-completion" and args[1] in COMPLETION_SHELLS:
+        from typer._completion_shared import get_completion_script  # Typer's own script for the named shell
+
+        print(get_completion_script(prog_name="capdoctor", complete_var="_CAPDOCTOR_COMPLETE", shell=args[1]))
+        sys.exit(0)
     try:
-        code = app(args=argv, prog_name="capdoctor", standalone_mode=False)
+        code = app(args=args, prog_name="capdoctor", standalone_mode=False)
     except click_exc.NoArgsIsHelpError:
         code = 0  # no arguments: help was printed
     except click_exc.ClickException as exc:

@@ -31,17 +31,25 @@ SDK_SWITCH = 'in your code, pass model="{model}" to the SDK call'
 """How an SDK user switches model: the parameter, not a command."""
 
 PROVIDER_SDK: dict[str, str] = {
-    "openai": "openai", "openai-compatible": "openai", "azure": "openai", "openrouter": "openai",
-    "anthropic": "anthropic", "gemini": "google-genai",
+    "openai": "openai",
+    "openai-compatible": "openai",
+    "azure": "openai",
+    "openrouter": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google-genai",
 }
 """The Python package a provider's SDK users install (the client check reports their versions)."""
 
 SDK_NAMES: dict[str, str] = {
-    "openai": "OpenAI Python SDK", "anthropic": "Anthropic Python SDK", "google-genai": "Google Gen AI SDK",
+    "openai": "OpenAI Python SDK",
+    "anthropic": "Anthropic Python SDK",
+    "google-genai": "Google Gen AI SDK",
 }
 
-_SWITCH_PATTERNS = {cid: re.compile("^" + re.escape(t).replace(re.escape("{model}"), r"(?P<model>\S+)") + "$")
-                    for cid, t in SWITCH_MODEL.items()}
+_SWITCH_PATTERNS = {
+    cid: re.compile("^" + re.escape(t).replace(re.escape("{model}"), r"(?P<model>\S+)") + "$")
+    for cid, t in SWITCH_MODEL.items()
+}
 
 
 @dataclass(frozen=True)
@@ -56,8 +64,7 @@ class ClientInUse:
 
     def to_dict(self) -> dict[str, Any]:
         """The report's `client` object."""
-        return {"id": self.id, "name": self.name, "version": self.version, "basis": self.basis,
-                "package": self.package}
+        return {"id": self.id, "name": self.name, "version": self.version, "basis": self.basis, "package": self.package}
 
     def switch_model(self, model: str) -> tuple[str | None, str | None]:
         """(command, hint) that switch this client to `model`; both None when the client is not known."""
@@ -100,7 +107,7 @@ def client_in_use(target: Mapping[str, Any] | None, client_data: Mapping[str, An
         return known(str(configured), f"the target was read from {names.get(configured, configured)}'s settings")
     sessions = {str(c): int(n) for c, n in (data.get("sessions") or {}).items() if n and _serves(str(c), provider)}
     if len(sessions) == 1:
-        (cid, n), = sessions.items()
+        ((cid, n),) = sessions.items()
         return known(cid, f"{n} {names.get(cid, cid)} session(s) running")
     serving = [cid for cid in installed if _serves(cid, provider)]
     if len(serving) == 1 and not sessions:
@@ -109,8 +116,13 @@ def client_in_use(target: Mapping[str, Any] | None, client_data: Mapping[str, An
     sdks = data.get("sdks") or {}
     if package and package in sdks and not serving:
         version = sdks[package].get("version") if isinstance(sdks[package], Mapping) else None
-        return ClientInUse("sdk", SDK_NAMES.get(package, package), version,
-                           f"the {package} package is installed and no command-line client for {provider}", package)
+        return ClientInUse(
+            "sdk",
+            SDK_NAMES.get(package, package),
+            version,
+            f"the {package} package is installed and no command-line client for {provider}",
+            package,
+        )
     if sessions or serving:
         several = ", ".join(names.get(c, c) for c in sorted(set(sessions) | set(serving)))
         basis = f"several clients could be in use ({several})"

@@ -77,7 +77,13 @@ def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcom
     client = client_in_use(request.target.to_dict() if request.target else None, client_data)
     verdict = decide(results, client)
     report = build(
-        results, verdict, request.target, ctx.now(), secrets=env_secrets(request.env), home=str(request.home),
-        client=client.to_dict(), demo=request.demo,
+        results,
+        verdict,
+        request.target,
+        ctx.now(),
+        secrets=env_secrets(request.env),
+        home=str(request.home),
+        client=client.to_dict(),
+        demo=request.demo,
     )
     return RunOutcome(results, verdict, report)

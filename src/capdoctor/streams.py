@@ -21,7 +21,7 @@ def _fallback(exc: UnicodeError) -> tuple[str, int]:
         raise exc
     from capdoctor.text import to_ascii  # only once something cannot be encoded: start-up stays light
 
-    return to_ascii(exc.object[exc.start:exc.end]), exc.end
+    return to_ascii(exc.object[exc.start : exc.end]), exc.end
 
 
 codecs.register_error(HANDLER, _fallback)

@@ -3,8 +3,9 @@
 Contract: `console_for(stream)` is how every human view gets its console. On a terminal (the stream is a
 TTY) Rich wraps to the window and renderers keep hanging indents. Anywhere else (a pipe, a file, a test's
 StringIO) nothing is hard-wrapped: one logical line stays one line, as gh and uv do, so `| grep` and
-copy-paste see whole lines whatever `COLUMNS` says. Colour follows NO_COLOR / FORCE_COLOR (Rich reads them)
-and `--no-color`. `ascii_only` tells whether the stream can show capdoctor's Unicode glyphs.
+copy-paste see whole lines whatever `COLUMNS` says. Colour follows NO_COLOR (no colours; bold stays, as that
+convention asks) and FORCE_COLOR, which Rich reads; `--no-color` asks for plain text: no escape sequences.
+`ascii_only` tells whether the stream can show capdoctor's Unicode glyphs.
 """
 
 from __future__ import annotations
@@ -39,5 +40,10 @@ def console_for(stream: Any, no_color: bool = False) -> Console:
     from rich.console import Console
 
     tty = is_tty(stream)
-    return Console(file=stream, highlight=False, no_color=True if no_color else None,
-                   width=None if tty else PIPE_WIDTH, soft_wrap=not tty)
+    return Console(
+        file=stream,
+        highlight=False,
+        width=None if tty else PIPE_WIDTH,
+        soft_wrap=not tty,
+        color_system=None if no_color else "auto",
+    )  # --no-color: no escape sequences at all

@@ -13,22 +13,26 @@ from typing import Any
 
 from capdoctor.render.ticket import Table, ticket
 
+TOKEN = 16
+"""A cell value without spaces at least this long (a request id, a signature, a URL) may break anywhere, so it
+cannot force its column wide; the text itself stays intact, so the file can be searched for an id."""
+
 STYLE = """
 *{box-sizing:border-box}html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1100px;margin:0 auto;padding:1rem;
-color:#1f2328;background:#fff;overflow-wrap:anywhere}
+color:#1f2328;background:#fff;overflow-wrap:break-word}
 h1{font-size:1.5rem;margin:.2em 0 .6em}h2{font-size:1.15rem;margin:1.6em 0 .4em}h3{font-size:1rem}
 .demo{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5em .8em}
 .seen{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em;margin:0 0 1em}
 .seen dt{font-weight:600}.seen dd{margin:0}
 .verdict{border:2px solid #57606a;border-radius:8px;padding:.2em 1em 1em;margin:1em 0}
 .verdict.capacity,.verdict.quota,.verdict.account,.verdict.network,.verdict.hardware,.verdict.client{border-color:#cf222e}
-.verdict.none{border-color:#1a7f37}.verdict.inconclusive{border-color:#9a6700}
+.verdict h2{margin-top:.6em}.verdict.none{border-color:#1a7f37}.verdict.inconclusive{border-color:#9a6700}
 .box{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;width:100%;margin:.3em 0 .8em;font-size:.9em}
 th,td{border:1px solid #d0d7de;padding:4px 6px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.note{background:#fbfbfb;font-family:ui-monospace,monospace;font-size:.92em;
-white-space:pre-wrap}
+th{background:#f6f8fa;white-space:nowrap}td.tok{overflow-wrap:anywhere}td.note{background:#fbfbfb;font-family:ui-monospace,monospace;font-size:.92em;
+white-space:pre-wrap;overflow-wrap:anywhere}
 code{background:#f6f8fa;border-radius:4px;padding:0 .3em;font-family:ui-monospace,monospace;white-space:pre-wrap}
 .pass{color:#1a7f37}.warn{color:#9a6700}.fail,.error{color:#cf222e}.skip{color:#6e7781}
 footer{margin-top:2em;color:#57606a;font-size:.85em;border-top:1px solid #d0d7de;padding-top:.5em}
@@ -58,13 +62,15 @@ def _table(table: Table) -> str:
             for j, (col, value) in enumerate(zip(table.columns, row, strict=False)):
                 tag = "th" if not labelled and j == 0 else "td"
                 label = f" data-label='{e(col)}'" if col else ""
-                status = f" class='{e(value)}'" if col == "status" else ""
-                cells.append(f"<{tag}{label}{status}>{e(value)}</{tag}>")
+                css = value if col == "status" else "tok" if len(value) >= TOKEN and " " not in value else ""
+                cells.append(f"<{tag}{label}{f' class={e(css)!r}' if css else ''}>{e(value)}</{tag}>")
             out.append("<tr>" + "".join(cells) + "</tr>")
             note = table.notes[i] if table.notes else ""
             if note:
-                out.append(f"<tr class='note'><td class='note' colspan='{len(table.columns)}' "
-                           f"data-label='{e(table.note_label)}'>{e(note)}</td></tr>")
+                out.append(
+                    f"<tr class='note'><td class='note' colspan='{len(table.columns)}' "
+                    f"data-label='{e(table.note_label)}'>{e(note)}</td></tr>"
+                )
         out.append("</tbody></table></div>")
     out += [f"<p>{e(line)}</p>" for line in table.lines]
     return "\n".join(out)
@@ -84,14 +90,20 @@ def render(report: dict[str, Any]) -> str:
     if t.demo:
         out.append(f"<p class='demo'><strong>{e(t.demo)}</strong></p>")
     out.append("<dl class='seen'>" + "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in t.seen) + "</dl>")
-    out.append(f"<section class='verdict {e(t.cause)}'><h2>Verdict: {e(t.cause)} "
-               f"<small>(confidence {e(t.confidence)})</small></h2><p>{e(t.summary)}</p>")
+    out.append(
+        f"<section class='verdict {e(t.cause)}'><h2>Verdict: {e(t.cause)} "
+        f"<small>(confidence {e(t.confidence)})</small></h2><p>{e(t.summary)}</p>"
+    )
     if t.evidence:
         out.append("<h3>Evidence</h3><ul>" + "".join(f"<li>{e(x)}</li>" for x in t.evidence) + "</ul>")
     if t.steps:
-        out.append("<h3>Next steps</h3><ol>" + "".join(
-            f"<li>{e(text)}" + (f"<br><code>{e(cmd)}</code>" if cmd else "") + "</li>" for text, cmd in t.steps)
-            + "</ol>")
+        out.append(
+            "<h3>Next steps</h3><ol>"
+            + "".join(
+                f"<li>{e(text)}" + (f"<br><code>{e(cmd)}</code>" if cmd else "") + "</li>" for text, cmd in t.steps
+            )
+            + "</ol>"
+        )
     out.append("</section>")
     out += [_table(table) for table in t.tables]
     if t.findings:

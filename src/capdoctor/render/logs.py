@@ -36,17 +36,18 @@ def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False, ascii_onl
     console = console_for(out)
     doc = neutralise_all(doc)
     v = doc["verdict"]
-    console.print(f"[bold]Verdict from the logs:[/bold] {escape(v['cause'])} "
-                  f"(confidence {v['confidence']:.0%})")
+    console.print(f"[bold]Verdict from the logs:[/bold] {escape(v['cause'])} (confidence {v['confidence']:.0%})")
     console.print(escape(v["summary"]))
     files = doc["files"]
     read = [f for f in files if not f.get("skipped")]
     lines = sum(f["lines"] for f in read)
-    console.print(f"\nScanned {len(read)} file(s), {lines} line(s)"
-                  + (f", since {doc['since']}" if doc.get("since") else "")
-                  + (f"; {len(files) - len(read)} skipped" if len(files) > len(read) else "")
-                  + (f"; {doc['older_than_since']} older error(s) left out" if doc.get("older_than_since") else "")
-                  + f" [dim]({doc.get('engine', '')})[/dim]")
+    console.print(
+        f"\nScanned {len(read)} file(s), {lines} line(s)"
+        + (f", since {doc['since']}" if doc.get("since") else "")
+        + (f"; {len(files) - len(read)} skipped" if len(files) > len(read) else "")
+        + (f"; {doc['older_than_since']} older error(s) left out" if doc.get("older_than_since") else "")
+        + f" [dim]({doc.get('engine', '')})[/dim]"
+    )
     if doc["matches"]:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for col in ("signature", "cause", "count", "first", "last"):

@@ -45,8 +45,9 @@ def render(report: dict[str, Any]) -> str:
         lines += ["Evidence:", "", *(f"- {_cell(e)}" for e in t.evidence), ""]
     if t.steps:
         lines += ["Next steps:", ""]
-        lines += [f"{i}. {_cell(text)}" + (f" — {_code(cmd)}" if cmd else "")
-                  for i, (text, cmd) in enumerate(t.steps, 1)]
+        lines += [
+            f"{i}. {_cell(text)}" + (f" — {_code(cmd)}" if cmd else "") for i, (text, cmd) in enumerate(t.steps, 1)
+        ]
         lines.append("")
     for table in t.tables:
         lines += _table(table)

@@ -32,8 +32,12 @@ if TYPE_CHECKING:
 
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "skip": "dim", "error": "bold red"}
 CAUSE_STYLES = {"none": "green", "inconclusive": "yellow"}
-SEGMENTS = (("dns_ms", "DNS", "cyan", "█", "#"), ("connect_ms", "connect", "blue", "▓", "="),
-            ("tls_ms", "TLS", "magenta", "▒", "+"), ("ttfb_ms", "wait", "yellow", "░", "."))
+SEGMENTS = (
+    ("dns_ms", "DNS", "cyan", "█", "#"),
+    ("connect_ms", "connect", "blue", "▓", "="),
+    ("tls_ms", "TLS", "magenta", "▒", "+"),
+    ("ttfb_ms", "wait", "yellow", "░", "."),
+)
 """Timing segments: report key, label, colour, glyph, ASCII glyph (distinct, so the bar reads in monochrome)."""
 BAR_WIDTH = 32
 
@@ -116,15 +120,15 @@ def _path_rows(paths: Sequence[dict[str, Any]], ascii_only: bool, wrap: bool) ->
         row = Text()
         if p.get("error") or p.get("error_class"):
             cross = "x" if ascii_only else "✗"
-            row.append(f"{cross} {p.get('error_class') or ''} {one_line(str(p.get('error') or ''))}".strip(),
-                       style="red")
+            row.append(
+                f"{cross} {p.get('error_class') or ''} {one_line(str(p.get('error') or ''))}".strip(), style="red"
+            )
         else:
             for key, _label, style, mark, ascii_mark in SEGMENTS:
                 cells = round(BAR_WIDTH * float(p.get(key) or 0) / longest)
                 row.append((ascii_mark if ascii_only else mark) * cells, style=style)
             row.append(f" {float(p.get('total_ms') or 0):.0f} ms", style="bold")
-            row.append(" (" + ", ".join(f"{label} {_ms(p.get(key))}" for key, label, *_ in SEGMENTS) + ")",
-                       style="dim")
+            row.append(" (" + ", ".join(f"{label} {_ms(p.get(key))}" for key, label, *_ in SEGMENTS) + ")", style="dim")
             if p.get("status") is not None:
                 row.append(f"  HTTP {p['status']}")
             if p.get("exit_location"):
@@ -140,8 +144,7 @@ def _path_rows(paths: Sequence[dict[str, Any]], ascii_only: bool, wrap: bool) ->
     return rows
 
 
-def checklist(report: dict[str, Any], verbose: bool = False, ascii_only: bool = False,
-              wrap: bool = False) -> Group:
+def checklist(report: dict[str, Any], verbose: bool = False, ascii_only: bool = False, wrap: bool = False) -> Group:
     """The staged checklist for every check in the report."""
     parts: list[RenderableType] = []
     for check in report["checks"]:
@@ -154,8 +157,14 @@ def checklist(report: dict[str, Any], verbose: bool = False, ascii_only: bool = 
         if verbose:
             bullet = "* " if ascii_only else "• "
             for finding in check["findings"]:
-                parts.append(item(bullet, Text(f"{finding['cause']} ({finding['strength']}): "
-                                               f"{one_line(str(finding['message']))}"), wrap, indent=4))
+                parts.append(
+                    item(
+                        bullet,
+                        Text(f"{finding['cause']} ({finding['strength']}): {one_line(str(finding['message']))}"),
+                        wrap,
+                        indent=4,
+                    )
+                )
             for detail in check.get("details", []):
                 parts.append(item("", Text(one_line(str(detail)), style="dim"), wrap, indent=4))
     return Group(*parts)
@@ -214,8 +223,9 @@ def _print(console: Console, renderables: Sequence[RenderableType]) -> None:
         console.print(r, soft_wrap=console.soft_wrap or isinstance(r, CommandLine))
 
 
-def render(report: dict[str, Any], console: Console, verbose: bool = False, ascii_only: bool = False,
-           header: str | None = None) -> None:
+def render(
+    report: dict[str, Any], console: Console, verbose: bool = False, ascii_only: bool = False, header: str | None = None
+) -> None:
     """Print the whole human report to `console`: header, checklist, verdict, closing line."""
     report = neutralise_all(report)
     wrap = not console.soft_wrap
@@ -233,8 +243,15 @@ class Checklist:
     "interrupted": a live view stops showing them in place, a pipe gets them printed.
     """
 
-    def __init__(self, checks: Sequence[Check], console: Console, header: str, ascii_only: bool = False,
-                 scrub: Callable[[str], str] = str, live: bool = True) -> None:
+    def __init__(
+        self,
+        checks: Sequence[Check],
+        console: Console,
+        header: str,
+        ascii_only: bool = False,
+        scrub: Callable[[str], str] = str,
+        live: bool = True,
+    ) -> None:
         """Prepare a row per check, in stage order; `scrub` redacts summaries before they are shown."""
         self._scrub = scrub
         self._console = console
@@ -287,9 +304,16 @@ class Checklist:
 
     def finished(self, result: CheckResult) -> None:
         """Replace the spinner with the final line."""
-        line = check_line({"status": result.status.value, "title": result.title,
-                           "summary": neutralise(self._scrub(result.summary)), "duration_ms": result.duration_ms},
-                          self._ascii, wrap=not self._console.soft_wrap)
+        line = check_line(
+            {
+                "status": result.status.value,
+                "title": result.title,
+                "summary": neutralise(self._scrub(result.summary)),
+                "duration_ms": result.duration_ms,
+            },
+            self._ascii,
+            wrap=not self._console.soft_wrap,
+        )
         with self._lock:
             self._running.discard(result.id)
             self._done[result.id] = line

@@ -32,8 +32,18 @@ TARGET_ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 """Target fields in ticket order: (key, label, where its source is: the first present of these `sources`)."""
 
-ATTEMPT_COLUMNS = ("check", "model", "attempt", "route", "HTTP", "signature", "request id", "cf-ray", "time (UTC)",
-                   "latency")
+ATTEMPT_COLUMNS = (
+    "check",
+    "model",
+    "attempt",
+    "route",
+    "HTTP",
+    "signature",
+    "request id",
+    "cf-ray",
+    "time (UTC)",
+    "latency",
+)
 PATH_COLUMNS = ("path", "via", "DNS", "connect", "TLS", "wait", "total", "HTTP", "exit", "error")
 CHECK_COLUMNS = ("", "check", "status", "time", "summary")
 
@@ -62,8 +72,9 @@ def ms(value: Any) -> str:
     return f"{value:.0f} ms" if value >= 10 or value == int(value) else f"{value:.1f} ms"
 
 
-def when(iso: Any) -> str:
-    """An ISO 8601 time as `2026-11-30 08:01:02 UTC` (unparseable text is shown as given)."""
+def when(iso: Any, zone: bool = True) -> str:
+    """An ISO 8601 time as `2026-11-30 08:01:02 UTC` (without " UTC" when `zone` is false, for a column that
+    says so); unparseable text is shown as given."""
     if not isinstance(iso, str) or not iso:
         return MISSING
     try:
@@ -72,7 +83,7 @@ def when(iso: Any) -> str:
         return human(iso)
     if moment.tzinfo is not None:
         moment = moment.astimezone(timezone.utc)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return moment.strftime("%Y-%m-%d %H:%M:%S" + (" UTC" if zone else ""))
 
 
 @dataclass
@@ -147,8 +158,12 @@ def _seen(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     elif report["verdict"]["evidence"]:
         rows.insert(0, ("Seen", human(report["verdict"]["evidence"][0])))
     if target:
-        rows.append(("Target", f"{human(target.get('provider'))} {human(target.get('model'))} at "
-                               f"{human(target.get('base_url'))}"))
+        rows.append(
+            (
+                "Target",
+                f"{human(target.get('provider'))} {human(target.get('model'))} at {human(target.get('base_url'))}",
+            )
+        )
     client = report.get("client")
     if isinstance(client, Mapping):
         rows.append(("Client", client_line(client)))
@@ -166,11 +181,20 @@ def client_line(client: Mapping[str, Any]) -> str:
 def _attempt_table(report: Mapping[str, Any]) -> Table:
     table = Table("Attempts", ATTEMPT_COLUMNS, note_label="provider's error")
     for check_id, model, n, a in attempts(report):
-        table.rows.append((check_id, human(model.get("model")) + (f" ({human(model.get('role'))})"
-                                                                   if model.get("role") else ""),
-                           str(n), human(a.get("route")), _outcome(a), human(a.get("signature")),
-                           human(a.get("request_id")), human(a.get("cf_ray")), human(a.get("time")),
-                           ms(a.get("latency_ms"))))
+        table.rows.append(
+            (
+                check_id,
+                human(model.get("model")) + (f" ({human(model.get('role'))})" if model.get("role") else ""),
+                str(n),
+                human(a.get("route")),
+                _outcome(a),
+                human(a.get("signature")),
+                human(a.get("request_id")),
+                human(a.get("cf_ray")),
+                when(a.get("time"), zone=False),
+                ms(a.get("latency_ms")),
+            )
+        )
         table.notes.append(_error_text(a) if a.get("kind") != "ok" else "")
     return table
 
@@ -185,8 +209,9 @@ def _client_table(report: Mapping[str, Any]) -> Table:
         if isinstance(row, Mapping):
             newer = row.get("latest") and row.get("latest") != row.get("version")
             latest = f" (latest {human(row.get('latest'))})" if newer else ""
-            table.rows.append((human(row.get("name")),
-                               f"{human(row.get('version'))}{latest} at {human(row.get('path'))}"))
+            table.rows.append(
+                (human(row.get("name")), f"{human(row.get('version'))}{latest} at {human(row.get('path'))}")
+            )
     for package, row in (data.get("sdks") or {}).items():
         version = row.get("version") if isinstance(row, Mapping) else row
         table.rows.append((f"{human(package)} (Python SDK)", human(version)))
@@ -194,10 +219,14 @@ def _client_table(report: Mapping[str, Any]) -> Table:
         table.rows.append((f"{human(package)} (HTTP library)", human(version)))
     for cfg in data.get("configs") or []:
         if isinstance(cfg, Mapping):
-            table.rows.append((f"{human(cfg.get('client'))} settings",
-                               f"{human(cfg.get('source'))}: model {human(cfg.get('model'))}, base URL "
-                               f"{human(cfg.get('base_url'))}, key variable {human(cfg.get('key_env'))}"
-                               + (f" — {human(cfg.get('error'))}" if cfg.get("error") else "")))
+            table.rows.append(
+                (
+                    f"{human(cfg.get('client'))} settings",
+                    f"{human(cfg.get('source'))}: model {human(cfg.get('model'))}, base URL "
+                    f"{human(cfg.get('base_url'))}, key variable {human(cfg.get('key_env'))}"
+                    + (f" — {human(cfg.get('error'))}" if cfg.get("error") else ""),
+                )
+            )
     return table
 
 
@@ -207,22 +236,38 @@ def _path_table(report: Mapping[str, Any]) -> Table:
     for p in data.get("paths") or []:
         if isinstance(p, Mapping):
             status = p.get("status")
-            table.rows.append((human(p.get("name")), human(p.get("proxy") or "direct"), ms(p.get("dns_ms")),
-                               ms(p.get("connect_ms")), ms(p.get("tls_ms")), ms(p.get("ttfb_ms")),
-                               ms(p.get("total_ms")), human(status), human(p.get("exit_location")),
-                               human(" ".join(str(x) for x in (p.get("error_class"), p.get("error")) if x))))
+            table.rows.append(
+                (
+                    human(p.get("name")),
+                    human(p.get("proxy") or "direct"),
+                    ms(p.get("dns_ms")),
+                    ms(p.get("connect_ms")),
+                    ms(p.get("tls_ms")),
+                    ms(p.get("ttfb_ms")),
+                    ms(p.get("total_ms")),
+                    human(status),
+                    human(p.get("exit_location")),
+                    human(" ".join(str(x) for x in (p.get("error_class"), p.get("error")) if x)),
+                )
+            )
     if data.get("target_url"):
         table.lines.append(f"Probed: {human(data['target_url'])}")
     reference = data.get("reference")
     if isinstance(reference, Mapping) and reference.get("url"):
         reachable = reference.get("reachable")
-        state = "reachable" if reachable is True else "not reachable" if reachable is False \
+        state = (
+            "reachable"
+            if reachable is True
+            else "not reachable"
+            if reachable is False
             else human(reference.get("reason"))
+        )
         table.lines.append(f"Reference {human(reference['url'])}: {state}")
     egress = _data(report, "proxy").get("egress")
     if isinstance(egress, Mapping) and (egress.get("interface") or egress.get("source_address")):
-        table.lines.append(f"Egress: interface {human(egress.get('interface'))}, source address "
-                           f"{human(egress.get('source_address'))}")
+        table.lines.append(
+            f"Egress: interface {human(egress.get('interface'))}, source address {human(egress.get('source_address'))}"
+        )
     return table
 
 
@@ -230,8 +275,15 @@ def _check_table(report: Mapping[str, Any]) -> Table:
     table = Table("Checks", CHECK_COLUMNS)
     for c in _checks(report):
         status = str(c.get("status", ""))
-        table.rows.append((GLYPHS.get(status, "?"), f"{human(c.get('title'))} ({human(c.get('id'))})", status,
-                           ms(c.get("duration_ms")), human(c.get("summary"))))
+        table.rows.append(
+            (
+                GLYPHS.get(status, "?"),
+                f"{human(c.get('title'))} ({human(c.get('id'))})",
+                status,
+                ms(c.get("duration_ms")),
+                human(c.get("summary")),
+            )
+        )
     return table
 
 
@@ -259,8 +311,11 @@ def _other_ids(report: Mapping[str, Any]) -> Table:
 def _findings(report: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     out = []
     for c in _checks(report):
-        lines = [f"{human(f.get('cause'))} ({human(f.get('strength'))}): {human(f.get('message'))}"
-                 for f in c.get("findings") or [] if isinstance(f, Mapping)]
+        lines = [
+            f"{human(f.get('cause'))} ({human(f.get('strength'))}): {human(f.get('message'))}"
+            for f in c.get("findings") or []
+            if isinstance(f, Mapping)
+        ]
         lines += [human(d) for d in c.get("details") or []]
         if lines:
             out.append((f"{human(c.get('title'))} ({human(c.get('id'))})", lines))
@@ -273,11 +328,24 @@ def ticket(report: Mapping[str, Any]) -> Ticket:
     demo = report.get("demo")
     demo_line = None
     if isinstance(demo, Mapping):
-        demo_line = (f"Demo report: capdoctor diagnosed its own simulator (scenario '{human(demo.get('scenario'))}': "
-                     f"{human(demo.get('description')).rstrip('.')}). No real provider was contacted.")
+        demo_line = (
+            f"Demo report: capdoctor diagnosed its own simulator (scenario '{human(demo.get('scenario'))}': "
+            f"{human(demo.get('description')).rstrip('.')}). No real provider was contacted."
+        )
     system = Table("System", ("", ""), [(human(k), human(val)) for k, val in (report.get("system") or {}).items()])
-    tables = [t for t in (_attempt_table(report), _client_table(report), _path_table(report), _check_table(report),
-                          _target_table(report), system, _other_ids(report)) if t.rows or t.lines]
+    tables = [
+        t
+        for t in (
+            _attempt_table(report),
+            _client_table(report),
+            _path_table(report),
+            _check_table(report),
+            _target_table(report),
+            system,
+            _other_ids(report),
+        )
+        if t.rows or t.lines
+    ]
     steps: Sequence[Mapping[str, Any]] = v.get("next_steps") or []
     return Ticket(
         title="capdoctor report" + (" (demo)" if demo_line else ""),
@@ -291,5 +359,5 @@ def ticket(report: Mapping[str, Any]) -> Ticket:
         tables=tables,
         findings=_findings(report),
         footer=f"capdoctor {human(report.get('version'))} · JSON schema {human(report.get('schema'))} · "
-               f"created {when(report.get('created'))}",
+        f"created {when(report.get('created'))}",
     )
