@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from capdoctor import __version__, choices
 from capdoctor.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from capdoctor.render import View
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C: 128 + SIGINT, as shells report it."""
@@ -95,7 +98,7 @@ def _options(reference_url: str | None, since: str | None, logs: list[Path] | No
     return options
 
 
-def _run(request: Any, view: Any, header: str) -> int:
+def _run(request: Any, view: View, header: str) -> int:
     """Run a diagnosis, present it as `view` asks (stdout, `--report`), and return the verdict's exit code."""
     from contextlib import nullcontext
 
@@ -143,7 +146,7 @@ def _run(request: Any, view: Any, header: str) -> int:
     return int(exitcodes.for_verdict(outcome.verdict.cause))
 
 
-def _view(json_out: bool, report: Path | None, verbose: bool, quiet: bool, no_color: bool) -> Any:
+def _view(json_out: bool, report: Path | None, verbose: bool, quiet: bool, no_color: bool) -> View:
     from capdoctor.render import View
 
     return View(json_out, report, verbose, quiet, no_color)

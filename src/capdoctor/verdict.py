@@ -277,6 +277,7 @@ def decide(results: Sequence[CheckResult], client: ClientInUse | None = None) ->
 
 
 def _weigh(results: Sequence[CheckResult]) -> Verdict:
+    """The verdict as the evidence gives it, with the findings' own next steps (before any client fitting)."""
     scores = score(results)
     ranking = tuple(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
     top_cause, top = ranking[0]
