@@ -18,7 +18,7 @@ from capdoctor import __version__, choices
 from capdoctor.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from capdoctor.render import View
+    from capdoctor.render.view import View
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C: 128 + SIGINT, as shells report it."""
@@ -147,7 +147,7 @@ def _run(request: Any, view: View, header: str) -> int:
 
 
 def _view(json_out: bool, report: Path | None, verbose: bool, quiet: bool, no_color: bool) -> View:
-    from capdoctor.render import View
+    from capdoctor.render.view import View
 
     return View(json_out, report, verbose, quiet, no_color)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from capdoctor.errors import UsageError
 
 if TYPE_CHECKING:
-    from capdoctor.render import View
+    from capdoctor.render.view import View
 
 DEMO_DROPPED_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "OPENAI_API_KEY", "OPENAI_BASE_URL",
                     "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY",

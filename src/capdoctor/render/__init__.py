@@ -1,13 +1,12 @@
 """Renderers: they present a finished, redacted report dict and never compute anything of their own.
 
 `for_path` picks the renderer of a `--report FILE` by the file's extension (`-`: the Markdown ticket, for
-stdout). `View` carries the presentation flags; they never change which checks run.
+stdout). `view.View` carries the presentation flags; they never change which checks run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,28 +14,6 @@ from capdoctor.errors import UsageError
 
 STDOUT = "-"
 """`--report -`: the Markdown ticket goes to stdout."""
-
-
-@dataclass(frozen=True)
-class View:
-    """How to present a run: `--json`, `--report`, `-v`, `--quiet`, `--no-color`."""
-
-    json_out: bool = False
-    report: Path | None = None
-    verbose: bool = False
-    quiet: bool = False
-    no_color: bool = False
-
-    @property
-    def report_to_stdout(self) -> bool:
-        """`--report -`: the Markdown ticket is stdout's only content."""
-        return self.report is not None and str(self.report) == STDOUT
-
-    @property
-    def human(self) -> bool:
-        """True when stdout shows the human view (not JSON, not the ticket)."""
-        return not self.json_out and not self.report_to_stdout
-
 
 GLYPHS = {"pass": "✓", "warn": "!", "fail": "✗", "skip": "?", "error": "☠"}
 ASCII_GLYPHS = {"pass": "ok", "warn": "!!", "fail": "XX", "skip": "--", "error": "!!"}

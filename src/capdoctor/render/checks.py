@@ -8,7 +8,6 @@ so listing from a script costs no more than start-up.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from capdoctor.render.console import is_tty
@@ -18,7 +17,9 @@ def render(out: Any, json_out: bool = False, no_color: bool = False) -> None:
     """Write the list of checks to `out`."""
     from capdoctor.registry import BUILTIN
 
-    rows = [{k: v for k, v in asdict(info).items() if k != "path"} for info in BUILTIN]
+    rows: list[dict[str, Any]] = [
+        {"id": i.id, "title": i.title, "stage": i.stage, "description": i.description} for i in BUILTIN
+    ]
     if json_out:
         from capdoctor.render.console import ascii_only
         from capdoctor.render.json import dumps
