@@ -231,6 +231,9 @@ def test_simulate_warns_beyond_loopback(cli: Any) -> None:
     assert proc.returncode == 2 and "cannot listen on 192.0.2.1" in proc.stderr
 
 
+POSIX_SIGNALS = pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT to a child process (POSIX)")
+
+
 def _interruptible(args: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "capdoctor", *args],
@@ -241,6 +244,7 @@ def _interruptible(args: list[str]) -> subprocess.Popen[str]:
     )
 
 
+@POSIX_SIGNALS
 def test_simulate_prints_the_address_it_bound() -> None:
     proc = _interruptible(["simulate", "--scenario", "healthy"])
     try:
@@ -256,6 +260,7 @@ def test_simulate_prints_the_address_it_bound() -> None:
     assert "warning" not in err
 
 
+@POSIX_SIGNALS
 def test_ctrl_c_keeps_the_finished_rows_and_exits_130(tmp_path: Path) -> None:
     proc = _interruptible(["demo", "--scenario", "blackhole", "--timeout", "60"])
     time.sleep(6)  # the blackhole's model probe waits 10 s for an answer; cheap checks are long done by now
