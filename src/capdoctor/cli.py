@@ -10,24 +10,34 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from capdoctor import __version__
+from capdoctor import __version__, choices
 from capdoctor.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from capdoctor.render.view import View
+
+INTERRUPTED = 130
+"""Exit status after Ctrl-C: 128 + SIGINT, as shells report it."""
+
+COMPLETION_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+"""Shells Typer's completion supports; `--show-completion SHELL` names one instead of detecting it."""
 
 app = typer.Typer(
     name="capdoctor",
     help="Tell why your LLM API or AI coding tool says 'Selected model is at capacity' — and what to do.",
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-Provider = Annotated[str | None, typer.Option(help="openai, anthropic, gemini, openai-compatible, openrouter or azure.",
-                                              rich_help_panel="Target")]
+Provider = Annotated[str | None, typer.Option(click_type=choices.providers(), rich_help_panel="Target",
+                                              help="The provider's API (other spellings such as claude or ollama "
+                                                   "are accepted).")]
 BaseUrl = Annotated[str | None, typer.Option("--base-url", help="What the provider's SDK takes as base URL.",
                                              rich_help_panel="Target")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="The model your client uses.", rich_help_panel="Target")]
@@ -42,8 +52,12 @@ Only = Annotated[list[str] | None, typer.Option("--only", help="Run only these c
 Skip = Annotated[list[str] | None, typer.Option("--skip", help="Skip these check ids (comma list).")]
 NoInference = Annotated[bool, typer.Option("--no-inference", help="Only calls that spend no tokens.")]
 JsonOut = Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout, nothing else.")]
-ReportOut = Annotated[Path | None, typer.Option("--report", help="Also write the report: .md, .json or .html.")]
+ReportOut = Annotated[Path | None, typer.Option("--report", help="Also write the report: .md, .json or .html; "
+                                                                  "- prints the Markdown ticket on stdout.")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Show every finding and detail.")]
+Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict line.")]
+NoColor = Annotated[bool, typer.Option("--no-color", help="No colour (NO_COLOR and FORCE_COLOR are honoured too).")]
+Scenario = Annotated[str, typer.Option(click_type=choices.scenarios(), help="Simulator scenario.")]
 RefUrl = Annotated[str | None, typer.Option("--reference-url", help="Neutral URL for the 'is the internet up' test.")]
 Since = Annotated[str | None, typer.Option("--since", help="Only log data newer than this (e.g. 7d, 12h).")]
 
@@ -84,46 +98,58 @@ def _options(reference_url: str | None, since: str | None, logs: list[Path] | No
     return options
 
 
-def _run(request: Any, json_out: bool, report: Path | None, verbose: bool, header: str) -> int:
-    """Run a diagnosis, render it to stdout (and `report`), and return the verdict's exit code."""
-    from rich.console import Console
+def _run(request: Any, view: View, header: str) -> int:
+    """Run a diagnosis, present it as `view` asks (stdout, `--report`), and return the verdict's exit code."""
+    from contextlib import nullcontext
 
     from capdoctor import engine, exitcodes, registry
     from capdoctor.errors import UsageError
     from capdoctor.redact import redact_text
+    from capdoctor.render import console as consoles
     from capdoctor.render import for_path, terminal
     from capdoctor.render import json as json_render
 
-    writer = for_path(report) if report else None
+    if view.json_out and view.report_to_stdout:
+        raise UsageError("--json and --report - both print on stdout; use one of them")
+    writer = for_path(view.report) if view.report else None
     checks = request.checks if request.checks is not None else registry.select(request.only, request.skip)
     request.checks = checks
-    console = Console(highlight=False, soft_wrap=False)
-    ascii_only = (sys.stdout.encoding or "").lower().replace("-", "") not in ("utf8", "utf16")
+    console = consoles.console_for(sys.stdout, view.no_color)
+    ascii_only = consoles.ascii_only(sys.stdout)
     secrets = [*engine.env_secrets(request.env), *([request.target.api_key] if request.target else [])]
 
     def scrub(text: str) -> str:
         return redact_text(text, [s for s in secrets if s], str(request.home))
 
     header = scrub(header)  # a base URL can carry credentials
-    if not json_out and console.is_terminal:
-        with terminal.LiveChecklist(checks, console, header, ascii_only, scrub) as observer:
-            outcome = engine.diagnose(request, observer)
-    else:
-        outcome = engine.diagnose(request)
-    if json_out:
-        sys.stdout.write(json_render.render(outcome.report))
-    else:
-        terminal.render(outcome.report, console, verbose, ascii_only, header)
-    if writer and report:
+    progress = terminal.Checklist(checks, console, header, ascii_only, scrub, live=consoles.is_tty(sys.stdout)) \
+        if view.human and not view.quiet else None
+    with progress or nullcontext():
+        outcome = engine.diagnose(request, progress)
+    if view.json_out:
+        sys.stdout.write(json_render.render(outcome.report, ascii_only=ascii_only))
+    elif view.quiet and view.human:
+        console.print(terminal.verdict_line(outcome.report), soft_wrap=True)
+    elif view.human:
+        terminal.render(outcome.report, console, view.verbose, ascii_only, header)
+    if writer and view.report_to_stdout:
+        sys.stdout.write(writer(outcome.report))
+    elif writer and view.report:
         from capdoctor.report import write_atomic
 
         try:
-            write_atomic(report, writer(outcome.report))
+            write_atomic(view.report, writer(outcome.report))
         except OSError as exc:
-            raise UsageError(f"cannot write the report to {report}: {exc.strerror or exc}") from None
-        if not json_out:
-            console.print(f"Report written to {report}")
+            raise UsageError(f"cannot write the report to {view.report}: {exc.strerror or exc}") from None
+        if view.human and not view.quiet:
+            console.print(f"Report written to {view.report}", soft_wrap=True)
     return int(exitcodes.for_verdict(outcome.verdict.cause))
+
+
+def _view(json_out: bool, report: Path | None, verbose: bool, quiet: bool, no_color: bool) -> View:
+    from capdoctor.render.view import View
+
+    return View(json_out, report, verbose, quiet, no_color)
 
 
 def _request(target: Any, timeout: float, only: list[str] | None, skip: list[str] | None, no_inference: bool,
@@ -148,12 +174,11 @@ def _header(target: Any) -> str:
 
 
 @app.command("checks")
-def checks_cmd() -> None:
+def checks_cmd(json_out: JsonOut = False, no_color: NoColor = False) -> None:
     """List the checks, in stage order: id, title, what it tells."""
-    from capdoctor.registry import BUILTIN
+    from capdoctor.render.checks import render
 
-    for info in BUILTIN:
-        print(f"{info.stage}  {info.id:<9} {info.title:<24} {info.description}")
+    render(sys.stdout, json_out, no_color)
 
 
 @app.command("diagnose")
@@ -161,12 +186,13 @@ def diagnose_cmd(provider: Provider = None, base_url: BaseUrl = None, model: Mod
                  alt_model: AltModels = None, api_key_env: KeyEnv = None, log: LogOpt = None,
                  timeout: Timeout = 30.0, only: Only = None, skip: Skip = None, no_inference: NoInference = False,
                  json_out: JsonOut = False, report: ReportOut = None, verbose: Verbose = False,
-                 reference_url: RefUrl = None, since: Since = None) -> None:
+                 reference_url: RefUrl = None, since: Since = None, quiet: Quiet = False,
+                 no_color: NoColor = False) -> None:
     """Run every check, staged cheap to expensive, then print the verdict."""
     _validate(only, skip)
     target = _target(provider, base_url, model, alt_model, api_key_env, log)
     request = _request(target, timeout, only, skip, no_inference, verbose, _options(reference_url, since, log))
-    raise typer.Exit(_run(request, json_out, report, verbose, _header(target)))
+    raise typer.Exit(_run(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
 
 
 @app.command("check")
@@ -175,35 +201,40 @@ def check_cmd(check_id: Annotated[str, typer.Argument(metavar="ID", help="A chec
               alt_model: AltModels = None, api_key_env: KeyEnv = None, log: LogOpt = None,
               timeout: Timeout = 30.0, no_inference: NoInference = False, json_out: JsonOut = False,
               report: ReportOut = None, verbose: Verbose = False, reference_url: RefUrl = None,
-              since: Since = None) -> None:
+              since: Since = None, quiet: Quiet = False, no_color: NoColor = False) -> None:
     """Run one check (and the verdict over it)."""
     _validate([check_id], None)
     target = _target(provider, base_url, model, alt_model, api_key_env, log)
     request = _request(target, timeout, [check_id], None, no_inference, verbose,
                        _options(reference_url, since, log))
-    raise typer.Exit(_run(request, json_out, report, verbose, _header(target)))
+    raise typer.Exit(_run(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
 
 
 @app.command("demo")
-def demo_cmd(scenario: Annotated[str, typer.Option(help="Simulator scenario (see `capdoctor simulate --help`).")]
-             = "capacity", timeout: Timeout = 30.0, json_out: JsonOut = False, report: ReportOut = None,
-             verbose: Verbose = False) -> None:
+def demo_cmd(scenario: Scenario = "capacity", timeout: Timeout = 30.0, json_out: JsonOut = False,
+             report: ReportOut = None, verbose: Verbose = False, quiet: Quiet = False,
+             no_color: NoColor = False) -> None:
     """Start the simulator on a free loopback port and diagnose against it (a self-test: exit 0 when right)."""
     from capdoctor.demo import run_demo
 
-    raise typer.Exit(run_demo(scenario, timeout, json_out, report, verbose, _run))
+    raise typer.Exit(run_demo(scenario, timeout, _view(json_out, report, verbose, quiet, no_color), _run))
 
 
 @app.command("simulate")
-def simulate_cmd(scenario: Annotated[str, typer.Option(help="Scenario to serve.")] = "capacity",
-                 host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+def simulate_cmd(scenario: Scenario = "capacity",
+                 host: Annotated[str, typer.Option(help="Address to bind (loopback by default; anything else "
+                                                        "exposes the simulator to your network).")] = "127.0.0.1",
                  port: Annotated[int, typer.Option(help="Port (0 picks a free one).", min=0, max=65535)] = 0,
                  ) -> None:
     """Serve the provider simulator until Ctrl-C: point your own retry/fallback code at it."""
     from capdoctor.demo import scenario_or_error
+    from capdoctor.hosts import is_loopback_host
     from capdoctor.simulator.server import serve
 
     scenario_or_error(scenario)
+    if not is_loopback_host(host):
+        print(f"capdoctor: warning: --host {host} is not a loopback address: anyone who can reach this machine "
+              "can use the simulator", file=sys.stderr, flush=True)
     serve(scenario, host, port, lambda line: print(line, flush=True))
 
 
@@ -270,19 +301,28 @@ def main(argv: list[str] | None = None) -> None:
         """One line on stderr, scrubbed: error messages can quote URLs, config lines or headers."""
         from capdoctor.engine import env_secrets
         from capdoctor.redact import redact_text
+        from capdoctor.text import one_line
 
-        print(redact_text(message, env_secrets(os.environ), str(Path.home())), file=sys.stderr)
+        print(one_line(redact_text(message, env_secrets(os.environ), str(Path.home()))), file=sys.stderr)
 
+    from capdoctor.streams import protect
+
+    protect(sys.stdout, sys.stderr)  # any stdout encoding: never die on a dash halfway through a report
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 2 and args[0] == "--show-completion" and args[1] in COMPLETION_SHELLS:
+        from typer._completion_shared import get_completion_script  # Typer's own script for the named shell
+
+        print(get_completion_script(prog_name="capdoctor", complete_var="_CAPDOCTOR_COMPLETE", shell=args[1]))
+        sys.exit(0)
     try:
-        code = app(args=argv, prog_name="capdoctor", standalone_mode=False)
+        code = app(args=args, prog_name="capdoctor", standalone_mode=False)
     except click_exc.NoArgsIsHelpError:
         code = 0  # no arguments: help was printed
     except click_exc.ClickException as exc:
         fail(f"capdoctor: error: {exc.format_message()} (see capdoctor --help)")
         code = ExitCode.USAGE
     except (typer.Abort, KeyboardInterrupt):
-        fail("capdoctor: interrupted")
-        code = 130
+        code = INTERRUPTED
     except UsageError as exc:
         fail(f"capdoctor: error: {exc}")
         code = ExitCode.USAGE
@@ -297,4 +337,6 @@ def main(argv: list[str] | None = None) -> None:
         fail(f"capdoctor: internal error: {type(exc).__name__}: {exc} "
              "(please report; set CAPDOCTOR_DEBUG=1 for a traceback)")
         code = ExitCode.INTERNAL
+    if code == INTERRUPTED:  # typer turns Ctrl-C into a quiet exit 130; older releases raise Abort
+        fail("capdoctor: interrupted")
     sys.exit(int(code) if isinstance(code, int) else 0)

@@ -30,6 +30,8 @@ class Target:
     output. `sources` maps a field name (`provider`, `base_url`, `model`, `key`…) to a human source
     such as `flag --base-url`, `env OPENAI_BASE_URL` or `~/.codex/config.toml`.
     `wire_api` is `"chat"` or `"responses"` when known (Codex config `wire_api`), else None.
+    `client` names the AI client whose own settings supplied values of this target (`codex`, `claude`), None
+    when flags, the environment or capdoctor.toml named it all: one source for "which client is in use".
     """
 
     provider: str
@@ -42,6 +44,7 @@ class Target:
     logs: tuple[Path, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    client: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The report's `target` object; never contains the key, only whether one is present and its source."""
@@ -54,6 +57,7 @@ class Target:
             "api_key_present": bool(self.api_key),
             "api_key_env": self.api_key_env,
             "sources": dict(self.sources),
+            "client": self.client,
         }
 
 

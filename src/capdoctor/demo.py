@@ -12,9 +12,12 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from capdoctor.errors import UsageError
+
+if TYPE_CHECKING:
+    from capdoctor.render.view import View
 
 DEMO_DROPPED_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "OPENAI_API_KEY", "OPENAI_BASE_URL",
                     "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY",
@@ -44,8 +47,7 @@ def demo_env(environ: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k.lower() not in dropped}
 
 
-def run_demo(scenario: str, timeout: float, json_out: bool, report: Path | None, verbose: bool,
-             run: Callable[[Any, bool, Path | None, bool, str], int]) -> int:
+def run_demo(scenario: str, timeout: float, view: View, run: Callable[[Any, View, str], int]) -> int:
     """Diagnose against the simulator; 0 when the verdict matches the scenario's known cause, else 1."""
     from capdoctor import __version__
     from capdoctor.context import Target
@@ -73,12 +75,13 @@ def run_demo(scenario: str, timeout: float, json_out: bool, report: Path | None,
         if shape == "ollama":  # only a local-model scenario has a local server to find
             options["ollama_url"] = sim.base_url("ollama")
         request = RunRequest(target=target, env=demo_env(dict(os.environ)), home=Path.home(), cwd=Path.cwd(),
-                             timeout=timeout, verbose=verbose, options=options)
+                             timeout=timeout, verbose=view.verbose, options=options,
+                             demo={"scenario": scenario, "description": sc.description})
         header = f"capdoctor {__version__} demo — scenario '{scenario}': {sc.description}"
-        code = run(request, json_out, report, verbose, header)
+        code = run(request, view, header)
     expected = for_verdict(sc.expected_cause)
     if code == expected:
-        if not json_out:
+        if view.human and not view.quiet:
             print(f"demo: verdict matches the scenario's known cause ({sc.expected_cause}).")
         return int(ExitCode.OK)
     print(f"demo: expected verdict {sc.expected_cause!r} (exit {int(expected)}), got exit {code}",

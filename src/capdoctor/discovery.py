@@ -366,10 +366,14 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
     if not str(base_url).startswith(("http://", "https://")):
         raise UsageError(f"base URL {base_url!r} ({sources['base_url']}) must start with http:// or https://")
     extra: dict[str, Any] = {"api_version": api_version} if api_version else {}
+    used = set(sources.values())
+    claude_files = {*claude.sources.values(), *(s.source for s in claude_keys.values())}
+    client = next((cid for cid, files in (("codex", set(codex.sources.values())), ("claude", claude_files))
+                   if used & files), None)
     return Target(
         provider=provider, base_url=str(base_url), model=str(model), alt_models=tuple(alts or ()),
         api_key_env=str(key_env) if key_env else None, api_key=api_key, wire_api=wire, logs=tuple(flags.logs),
-        sources=sources, extra=extra,
+        sources=sources, extra=extra, client=client,
     )
 
 

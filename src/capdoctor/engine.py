@@ -16,7 +16,7 @@ from typing import Any
 
 from capdoctor.check import Check
 from capdoctor.context import Context, Target
-from capdoctor.model import CheckResult, Verdict
+from capdoctor.model import CheckResult, Status, Verdict
 from capdoctor.runner import Observer, run_checks
 
 SECRET_ENV_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|COOKIE|CREDENTIAL)", re.IGNORECASE)
@@ -42,6 +42,7 @@ class RunRequest:
     verbose: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     checks: Sequence[Check] | None = None
+    demo: dict[str, str] | None = None  # {scenario, description} when diagnosing the simulator
 
 
 @dataclass
@@ -56,6 +57,7 @@ class RunOutcome:
 def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcome:
     """Run the selected checks under one deadline and decide; raises `UsageError` for unknown check ids."""
     from capdoctor import registry
+    from capdoctor.clientuse import client_in_use
     from capdoctor.report import build
     from capdoctor.verdict import decide
 
@@ -71,8 +73,17 @@ def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcom
         options=dict(request.options),
     )
     results = run_checks(checks, ctx, observer)
-    verdict = decide(results)
+    client_data = next((r.data for r in results if r.id == "client" and r.status is not Status.SKIP), None)
+    client = client_in_use(request.target.to_dict() if request.target else None, client_data)
+    verdict = decide(results, client)
     report = build(
-        results, verdict, request.target, ctx.now(), secrets=env_secrets(request.env), home=str(request.home)
+        results,
+        verdict,
+        request.target,
+        ctx.now(),
+        secrets=env_secrets(request.env),
+        home=str(request.home),
+        client=client.to_dict(),
+        demo=request.demo,
     )
     return RunOutcome(results, verdict, report)

@@ -67,8 +67,14 @@ def build(
     created: datetime,
     secrets: Sequence[str] = (),
     home: str | None = None,
+    client: Mapping[str, Any] | None = None,
+    demo: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The redacted report dict for `results` and `verdict` (the documented JSON schema)."""
+    """The redacted report dict for `results` and `verdict` (the documented JSON schema).
+
+    `client` is the client in use (`clientuse.ClientInUse.to_dict()`); `demo` names the simulator scenario
+    when the run diagnosed the demo, so that no reader mistakes a demo report for a real one.
+    """
     target_dict = target.to_dict() if target else None
     extra_secrets = [s for s in (*secrets, target.api_key if target else None) if s]
     report = {
@@ -80,6 +86,8 @@ def build(
         "checks": [r.to_dict() for r in results],
         "verdict": verdict.to_dict(),
         "request_ids": request_ids(results),
+        "client": dict(client) if client else None,
+        "demo": dict(demo) if demo else None,
     }
     redacted: dict[str, Any] = redact(report, extra_secrets, home)
     return redacted

@@ -15,9 +15,11 @@ capacity evidence); the verdict only weighs.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from capdoctor.clientuse import ClientInUse, switched_model
 from capdoctor.model import (
     INCONCLUSIVE,
     NONE,
@@ -209,16 +211,73 @@ def _evidence(results: Sequence[CheckResult], cause: str, limit: int = 5) -> lis
     return rows[:limit]
 
 
-def _steps(findings: Sequence[Finding], generic: Sequence[NextStep], limit: int = 6) -> tuple[NextStep, ...]:
+STEP_TOPICS: dict[str, re.Pattern[str]] = {topic: re.compile(rx, re.IGNORECASE) for topic, rx in {
+    "switch model": r"\bswitch (to|back)\b|\b(lighter|alternative) model\b",
+    "backoff": r"\bbackoff\b|\bjitter\b|\bretry-after\b",
+    "wait for reset": r"\bwait\b[^.;]*\breset\b|\breset time\b|ratelimit-reset",
+    "lower rate": r"\blower (the |your )?(request rate|concurrency)\b|\bfewer parallel\b",
+    "off-peak": r"\boff-peak\b",
+    "fallback": r"\bfallback\b",
+    "status page": r"\bstatus page\b|\bincident\b",
+    "billing": r"\bcredits?\b|\bbilling\b|\bspend limit\b|\braise the [\w' ]*limit\b",
+    "key": r"\b(verify|check|replace) the key\b|\bfresh key\b",
+    "sign out": r"\bsign (out|in)\b",
+    "support": r"\bcontact\b[^.;]*\bsupport\b",
+    "compare paths": r"\bcompare\b[^.;]*\bpaths?\b",
+    "other network": r"\bphone hotspot\b|\banother network\b",
+    "proxy mode": r"\bTUN\b|\bsystem-proxy\b",
+    "stale proxy": r"\bstale proxy variables?\b",
+    "exit node": r"\bexit node\b",
+    "upgrade client": r"\b(update|upgrade) the client\b",
+    "model name": r"\bmodel name\b",
+}.items()}
+"""What a next step advises, by phrase family: a step whose every topic an earlier step already covers says
+nothing new (a finding's "Switch to gpt-5.4-mini" makes the generic "Switch to a lighter model" redundant)."""
+
+
+def _topics(step: NextStep) -> frozenset[str]:
+    return frozenset(topic for topic, rx in STEP_TOPICS.items() if rx.search(step.text))
+
+
+def _dedupe(steps: Sequence[NextStep], limit: int = 6) -> tuple[NextStep, ...]:
+    """`steps` in order without repeats: same text, or every topic already covered; a command shown twice is
+    kept only the first time."""
     out: list[NextStep] = []
-    for step in [s for f in findings for s in f.next_steps] + list(generic):
-        if step.text not in {s.text for s in out}:
-            out.append(step)
+    covered: set[str] = set()
+    for step in steps:
+        topics = _topics(step)
+        if any(step.text == s.text for s in out) or (topics and topics <= covered):
+            continue
+        if step.command and any(step.command == s.command for s in out):
+            step = NextStep(step.text)
+        out.append(step)
+        covered |= topics
     return tuple(out[:limit])
 
 
-def decide(results: Sequence[CheckResult]) -> Verdict:
-    """Weigh every finding of `results` and name the cause (or `none` / `inconclusive`)."""
+def _steps(findings: Sequence[Finding], generic: Sequence[NextStep], limit: int = 6) -> tuple[NextStep, ...]:
+    return _dedupe([s for f in findings for s in f.next_steps] + list(generic), limit)
+
+
+def fit_step(step: NextStep, client: ClientInUse | None) -> NextStep:
+    """`step` for the client in use: a client's switch-model command becomes that client's own, a parameter
+    hint for an SDK user, or no command when the client is not known; other steps are unchanged."""
+    model = switched_model(step.command) if step.command and client is not None else None
+    if model is None or client is None:
+        return step
+    command, hint = client.switch_model(model)
+    return NextStep(f"{step.text.rstrip('.')}: {hint}." if hint else step.text, command)
+
+
+def decide(results: Sequence[CheckResult], client: ClientInUse | None = None) -> Verdict:
+    """Weigh every finding of `results` and name the cause (or `none` / `inconclusive`); the next steps are
+    fitted to `client` (None: left as the findings wrote them)."""
+    verdict = _weigh(results)
+    return replace(verdict, next_steps=_dedupe([fit_step(s, client) for s in verdict.next_steps]))
+
+
+def _weigh(results: Sequence[CheckResult]) -> Verdict:
+    """The verdict as the evidence gives it, with the findings' own next steps (before any client fitting)."""
     scores = score(results)
     ranking = tuple(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
     top_cause, top = ranking[0]

@@ -13,7 +13,8 @@ key's value is redacted (capdoctor.redact) from everything it returns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import timezone
 from typing import TYPE_CHECKING, Any
 
 from capdoctor.check import Need
@@ -62,7 +63,31 @@ def attempt_row(a: Attempt) -> dict[str, Any]:
         "status": ex.status, "kind": ex.kind, "route": ex.route, "signature": signature_id(a),
         "cause": cause.value if cause else None, "latency_ms": ex.latency_ms, "request_id": rid,
         "cf_ray": ray, "error": error, "waited_s": round(a.waited_s, 2),
+        # for the ticket: when the provider answered (its Date header, UTC) and its words uncut
+        "time": response_time(ex.headers), "error_text": None if ex.ok else full_error_text(ex),
     }
+
+
+def response_time(headers: Mapping[str, str]) -> str | None:
+    """The response's `Date` header as ISO 8601 UTC (`2026-11-30T08:01:02Z`), or None when absent or unreadable.
+
+    The provider's own clock is what its support matches request ids against.
+    """
+    from email.utils import parsedate_to_datetime
+
+    value = next((v for k, v in headers.items() if k.lower() == "date"), None)
+    try:
+        when = parsedate_to_datetime(value) if value else None
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return when.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def full_error_text(ex: Exchange) -> str | None:
+    """The provider's error in its own words, uncut (`code (type): message`), else the transport's detail."""
+    return (ex.error.text() if ex.error else ex.detail) or None
 
 
 def default_alternatives(target: Target, adapter: Adapter, listed: Sequence[str] | None) -> list[str]:

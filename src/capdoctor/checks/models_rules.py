@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength
+from capdoctor.text import shorten
 
 if TYPE_CHECKING:
     from capdoctor.context import Target
@@ -276,7 +277,7 @@ def _signature_findings(ev: Evidence, runs: Sequence[ModelRun]) -> list[Finding]
             seen[key] = Finding(
                 cause, strength,
                 f"{', '.join(models)}: {title} ({attempt_label(a)})"
-                + (f" — {ex.error.message.strip()[:160]}" if ex.error and ex.error.message else ""),
+                + (f" — {shorten(ex.error.message.strip(), 160)}" if ex.error and ex.error.message else ""),
                 {"status": ex.status, "signature": signature_id(a), "request_id": rid, "cf_ray": ray,
                  "model": run.model},
                 (NextStep(str(remedy)),) if remedy else ())

@@ -9,7 +9,6 @@ input and never prints a secret: documents are redacted in `findings.py`.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -80,10 +79,13 @@ def logs_command(paths: list[str], as_json: bool, since: str | None, verbose: bo
         err.write(f"capdoctor: error: {exc}\n")
         return int(ExitCode.USAGE)
     if as_json:
-        json.dump(run.doc, out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        from capdoctor.render.console import ascii_only
+        from capdoctor.render.json import dumps
+
+        out.write(dumps(run.doc, ascii_only=ascii_only(out)))
     else:
+        from capdoctor.render.console import ascii_only
         from capdoctor.render.logs import render
 
-        render(run.doc, out, verbose=verbose)
+        render(run.doc, out, verbose=verbose, ascii_only=ascii_only(out))
     return int(for_verdict(run.verdict.cause))

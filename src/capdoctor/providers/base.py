@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from capdoctor.text import shorten
+
 if TYPE_CHECKING:
     from capdoctor.context import Target
     from capdoctor.probes.sse import Event
@@ -54,13 +56,17 @@ class ErrorInfo:
     type: str | None = None
     message: str | None = None
 
-    def short(self) -> str:
-        """One line for humans: `code (type): message`, skipping what is absent."""
+    def text(self, width: int | None = None) -> str:
+        """One line for humans: `code (type): message`, skipping what is absent; the message cut at a word
+        boundary to `width` characters when given."""
         head = " ".join(p for p in (self.code, f"({self.type})" if self.type else None) if p)
-        msg = (self.message or "").strip().replace("\n", " ")
-        if len(msg) > 200:
-            msg = msg[:197] + "..."
+        msg = " ".join((self.message or "").split())
+        msg = shorten(msg, width) if width else msg
         return f"{head}: {msg}" if head and msg else head or msg
+
+    def short(self) -> str:
+        """`text()` with the message cut to 200 characters."""
+        return self.text(200)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Contract: presents the finished, redacted document and computes nothing of its own (only layout: the
 histogram's bar heights are a scaling of the given counts). Rich is imported here, not by the CLI at
-start-up; colour follows rich's own NO_COLOR / terminal detection.
+start-up; the console follows `render.console` (colour from NO_COLOR / FORCE_COLOR, no hard wraps in a
+pipe). Log lines are foreign text: every string of the document is made inert (`text.neutralise`) first,
+so a line that sets the window title, clears the screen or writes the clipboard (OSC 52) shows as text.
 """
 
 from __future__ import annotations
@@ -25,23 +27,27 @@ def histogram(by_hour: dict[str, int], ascii_only: bool = False) -> list[str]:
 
 def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False, ascii_only: bool = False) -> None:
     """Write the human view of `doc` to `out`."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console(file=out, highlight=False, soft_wrap=False)
+    from capdoctor.render.console import console_for
+    from capdoctor.text import neutralise_all
+
+    console = console_for(out)
+    doc = neutralise_all(doc)
     v = doc["verdict"]
-    console.print(f"[bold]Verdict from the logs:[/bold] {escape(v['cause'])} "
-                  f"(confidence {v['confidence']:.0%})")
+    console.print(f"[bold]Verdict from the logs:[/bold] {escape(v['cause'])} (confidence {v['confidence']:.0%})")
     console.print(escape(v["summary"]))
     files = doc["files"]
     read = [f for f in files if not f.get("skipped")]
     lines = sum(f["lines"] for f in read)
-    console.print(f"\nScanned {len(read)} file(s), {lines} line(s)"
-                  + (f", since {doc['since']}" if doc.get("since") else "")
-                  + (f"; {len(files) - len(read)} skipped" if len(files) > len(read) else "")
-                  + (f"; {doc['older_than_since']} older error(s) left out" if doc.get("older_than_since") else "")
-                  + f" [dim]({doc.get('engine', '')})[/dim]")
+    console.print(
+        f"\nScanned {len(read)} file(s), {lines} line(s)"
+        + (f", since {doc['since']}" if doc.get("since") else "")
+        + (f"; {len(files) - len(read)} skipped" if len(files) > len(read) else "")
+        + (f"; {doc['older_than_since']} older error(s) left out" if doc.get("older_than_since") else "")
+        + f" [dim]({doc.get('engine', '')})[/dim]"
+    )
     if doc["matches"]:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for col in ("signature", "cause", "count", "first", "last"):

@@ -1,72 +1,59 @@
-"""The Markdown renderer: a support-ticket report (system, target, every check with timings, ids, verdict)."""
+"""The Markdown renderer: the support ticket (`render.ticket`) as GitHub-flavoured Markdown.
+
+Contract: it only adds Markdown to what `ticket()` laid out. Table cells escape `|` and angle brackets (a
+provider's HTML error page must not become markup where the ticket is pasted); commands are code spans.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from capdoctor.render import GLYPHS
+from capdoctor.render.ticket import Table, ticket
 
 
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _code(text: str) -> str:
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}"
+
+
+def _table(table: Table) -> list[str]:
+    columns = [*table.columns, table.note_label] if table.notes else list(table.columns)
+    lines = [f"## {table.title}", ""]
+    if table.rows:
+        lines += ["| " + " | ".join(_cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
+        for i, row in enumerate(table.rows):
+            cells = [*row, table.notes[i]] if table.notes else list(row)
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append("")
+    lines += [*(f"{_cell(line)}  " for line in table.lines), *([""] if table.lines else [])]
+    return lines
 
 
 def render(report: dict[str, Any]) -> str:
     """`report` as GitHub-flavoured Markdown."""
-    v = report["verdict"]
-    lines = [
-        "# capdoctor report",
-        "",
-        f"**Verdict: {v['cause']}** (confidence {v['confidence']:.0%}) — {v['summary']}",
-        "",
-        f"Created {report['created']} by capdoctor {report['version']} (schema `{report['schema']}`).",
-        "",
-        "## System",
-        "",
-        "| | |",
-        "|---|---|",
-        *(f"| {k} | {_cell(val)} |" for k, val in report["system"].items()),
-        "",
-    ]
-    target = report.get("target")
-    if target:
-        lines += ["## Target", "", "| | | source |", "|---|---|---|"]
-        sources = target.get("sources", {})
-        for key in ("provider", "base_url", "model", "alt_models", "wire_api", "api_key_present", "api_key_env"):
-            value = target.get(key)
-            shown = ", ".join(value) if isinstance(value, list) else value
-            source = sources.get("key" if key.startswith("api_key") else key, "")
-            lines.append(f"| {key} | {_cell(shown)} | {_cell(source)} |")
-        lines.append("")
-    lines += ["## Checks", "", "| | check | status | time | summary |", "|---|---|---|---|---|"]
-    for c in report["checks"]:
-        lines.append(
-            f"| {GLYPHS.get(c['status'], '?')} | {_cell(c['title'])} (`{c['id']}`) | {c['status']} | "
-            f"{c['duration_ms']} ms | {_cell(c['summary'])} |"
-        )
-    lines.append("")
-    for c in report["checks"]:
-        if not c["findings"] and not c.get("details"):
-            continue
-        lines += [f"### {c['title']} (`{c['id']}`)", ""]
-        for f in c["findings"]:
-            lines.append(f"- **{f['cause']}** ({f['strength']}): {f['message']}")
-        for d in c.get("details", []):
-            lines.append(f"- {d}")
-        lines.append("")
-    if report.get("request_ids"):
-        lines += ["## Request ids", "", "| check | kind | value |", "|---|---|---|"]
-        lines += [f"| {r['check']} | {r['kind']} | `{_cell(r['value'])}` |" for r in report["request_ids"]]
-        lines.append("")
-    lines += ["## Verdict", "", f"**{v['cause']}** — confidence {v['confidence']:.0%}", "", v["summary"], ""]
-    if v["ranking"]:
-        lines.append("Ranking: " + ", ".join(f"{r['cause']} {r['score']:.1f}" for r in v["ranking"]))
-        lines.append("")
-    if v["evidence"]:
-        lines += ["Evidence:", "", *(f"- {e}" for e in v["evidence"]), ""]
-    if v["next_steps"]:
+    t = ticket(report)
+    lines = [f"# {t.title}", ""]
+    if t.demo:
+        lines += [f"> **{_cell(t.demo)}**", ""]
+    lines += [f"**{_cell(label)}:** {_cell(value)}  " for label, value in t.seen]
+    lines += ["", f"## Verdict: {t.cause} (confidence {t.confidence})", "", _cell(t.summary), ""]
+    if t.evidence:
+        lines += ["Evidence:", "", *(f"- {_cell(e)}" for e in t.evidence), ""]
+    if t.steps:
         lines += ["Next steps:", ""]
-        for i, s in enumerate(v["next_steps"], 1):
-            lines.append(f"{i}. {s['text']}" + (f" — `{s['command']}`" if s.get("command") else ""))
+        lines += [
+            f"{i}. {_cell(text)}" + (f" — {_code(cmd)}" if cmd else "") for i, (text, cmd) in enumerate(t.steps, 1)
+        ]
         lines.append("")
+    for table in t.tables:
+        lines += _table(table)
+    if t.findings:
+        lines += ["## Findings and details", ""]
+        for title, items in t.findings:
+            lines += [f"### {_cell(title)}", "", *(f"- {_cell(item)}" for item in items), ""]
+    lines += ["---", "", f"_{_cell(t.footer)}_", ""]
     return "\n".join(lines)

@@ -253,6 +253,13 @@ class Simulator:
             host = f"[{host}]"
         return f"http://{host}:{self.port}"
 
+    @property
+    def bound(self) -> str:
+        """The address and port the server really listens on (`0.0.0.0:41234`: every interface)."""
+        host, port = self._httpd.server_address[:2] if self._httpd is not None else (self.host, self.port)
+        host = str(host)
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
     def base_url(self, provider: str) -> str:
         """The base URL a client of `provider` is configured with (the client appends its own paths)."""
         try:
@@ -311,6 +318,7 @@ def serve(scenario: str = "healthy", host: str = "127.0.0.1", port: int = 0,
     sc = sim.scenario
     try:
         out(f"capdoctor simulator: scenario {sc.name!r} (expected cause: {sc.expected_cause})")
+        out(f"  listening on {sim.bound}")
         out(f"  {sc.description}")
         width = max(len(p) for p in PREFIXES)
         for provider in PREFIXES:
