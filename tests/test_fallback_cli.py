@@ -64,9 +64,10 @@ def test_from_report_gives_exactly_the_live_output_and_nothing_holds_the_key(sim
     assert any(PLANTED["OPENAI_API_KEY"] in r["headers"].get("authorization", "") for r in sim.requests)
     for text in (live.stdout, live.stderr, saved.stdout, saved.stderr, (cwd / "run.json").read_text("utf-8")):
         assert PLANTED["OPENAI_API_KEY"] not in text
-    # the key came from the environment the openai SDK reads: the SDK's snippet is the default format
-    assert "import openai" in live.stdout and "os.environ['OPENAI_API_KEY']" in live.stdout
-    assert "format openai-python, for the client in use" in live.stderr
+    # no client's own settings named the target and only the models check ran: the client in use is not known,
+    # so the default is the LiteLLM proxy every client can use, with the key as a variable reference
+    assert "model_list:" in live.stdout and "os.environ/OPENAI_API_KEY" in live.stdout
+    assert "format litellm, for the client in use" in live.stderr
 
 
 @pytest.mark.scenario("capacity")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from capdoctor.fallback.client import client_in_use, fallback_command
+from capdoctor.clientuse import ClientInUse
+from capdoctor.fallback.client import fallback_command, report_client
 from capdoctor.fallback.pool import Candidate, NoFallback, ReportError, pool_from_report, provenance, rank
 from tests.fallback_support import attempt, model_run, report
 
@@ -118,22 +120,27 @@ def test_documents_that_are_not_reports_are_report_errors(doc: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    ("provider", "sources", "expected"),
+    ("client", "expected"),
     [
-        ("openai", {"model": "~/.codex/config.toml", "provider": "~/.codex/config.toml"}, "codex"),
-        ("openai-compatible", {"base_url": "/srv/codex/config.toml [model_providers.relay] base_url"}, "codex"),
-        ("anthropic", {"model": "~/.claude/settings.json env"}, "claude-code"),
-        ("anthropic", {"base_url": "/work/app/.claude/settings.local.json env"}, "claude-code"),
-        ("openai", {"key": "env OPENAI_API_KEY"}, "openai-python"),
-        ("openrouter", {"key": "env OPENROUTER_API_KEY"}, "openai-python"),
-        ("anthropic", {"base_url": "env ANTHROPIC_BASE_URL"}, "anthropic-python"),
-        ("gemini", {"key": "env GEMINI_API_KEY"}, "litellm"),  # no Gemini snippet: a proxy serves every client
-        ("openai", {"model": "flag --model", "provider": "~/.config/capdoctor/capdoctor.toml"}, "litellm"),
-        ("openai", {}, "litellm"),
+        (ClientInUse("codex", "Codex CLI"), "codex"),
+        (ClientInUse("claude", "Claude Code"), "claude-code"),
+        (ClientInUse("sdk", "OpenAI Python SDK", package="openai"), "openai-python"),
+        (ClientInUse("sdk", "Anthropic Python SDK", package="anthropic"), "anthropic-python"),
+        (ClientInUse("sdk", "Google Gen AI SDK", package="google-genai"), "litellm"),  # no Gemini snippet
+        (ClientInUse("gemini", "Gemini CLI"), "litellm"),
+        (ClientInUse("unknown", "not identified"), "litellm"),
     ],
 )
-def test_client_in_use(provider: str, sources: dict[str, str], expected: str) -> None:
-    assert client_in_use(provider, sources) == expected
+def test_the_default_format_is_the_one_the_client_in_use_loads(client: ClientInUse, expected: str) -> None:
+    assert client.fallback_format == expected
+
+
+def test_a_saved_report_names_its_client_else_its_target_does() -> None:
+    saved = {"client": {"id": "sdk", "name": "Anthropic Python SDK", "package": "anthropic"},
+             "target": {"provider": "anthropic", "client": "claude"}}
+    assert report_client(saved).fallback_format == "anthropic-python"
+    assert report_client({"target": {"provider": "anthropic", "client": "claude"}}).fallback_format == "claude-code"
+    assert report_client({"target": {"provider": "openai"}}).fallback_format == "litellm"
 
 
 def test_fallback_command_repeats_the_target_flags_the_user_gave() -> None:
@@ -154,6 +161,8 @@ def test_fallback_command_repeats_the_target_flags_the_user_gave() -> None:
         },
     )
     assert fallback_command(target) == (
-        "capdoctor fallback --format openai-python --provider openai --model "
+        "capdoctor fallback --format litellm --provider openai --model "
         "'gpt 5.5' --alt-model gpt-5.4-mini --alt-model gpt-5-mini"
     )
+    codex = replace(target, client="codex", sources={"model": "~/.codex/config.toml"})
+    assert fallback_command(codex) == "capdoctor fallback --format codex"

@@ -15,7 +15,7 @@ from typing import Any
 try:  # typer >= 0.26 vendors click; older releases depend on it
     from typer._click.types import ParamType
 except ImportError:  # pragma: no cover - depends on the installed typer
-    from click.types import ParamType  # type: ignore[no-redef,import-not-found,unused-ignore]
+    from click.types import ParamType  # type: ignore[no-redef,import-not-found,assignment,unused-ignore]
 
 
 class LazyChoice(ParamType):
@@ -55,7 +55,7 @@ class LazyChoice(ParamType):
         try:
             from typer._click.shell_completion import CompletionItem
         except ImportError:  # pragma: no cover - depends on the installed typer
-            from click.shell_completion import CompletionItem  # type: ignore[no-redef,import-not-found,unused-ignore]
+            from click.shell_completion import CompletionItem  # type: ignore[no-redef,import-not-found,assignment,unused-ignore]
         return [CompletionItem(v) for v in self.values if v.startswith(incomplete)]
 
 

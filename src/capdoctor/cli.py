@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     try:  # typer >= 0.26 vendors click; older releases depend on it
         from typer._click import exceptions as click_exc
     except ImportError:  # pragma: no cover - depends on the installed typer
-        from click import exceptions as click_exc  # type: ignore[no-redef,import-not-found,unused-ignore]
+        from click import exceptions as click_exc  # type: ignore[no-redef,import-not-found,assignment,unused-ignore]
 
     from capdoctor.errors import CapdoctorError, UsageError
 

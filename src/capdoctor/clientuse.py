@@ -40,6 +40,15 @@ PROVIDER_SDK: dict[str, str] = {
 }
 """The Python package a provider's SDK users install (the client check reports their versions)."""
 
+FALLBACK_FORMAT: dict[str, str] = {
+    "codex": "codex",
+    "claude": "claude-code",
+    "sdk:openai": "openai-python",
+    "sdk:anthropic": "anthropic-python",
+}
+"""The `capdoctor fallback --format` each client (or SDK package) loads; any other client gets `litellm`, a proxy
+every client can point at."""
+
 SDK_NAMES: dict[str, str] = {
     "openai": "OpenAI Python SDK",
     "anthropic": "Anthropic Python SDK",
@@ -65,6 +74,12 @@ class ClientInUse:
     def to_dict(self) -> dict[str, Any]:
         """The report's `client` object."""
         return {"id": self.id, "name": self.name, "version": self.version, "basis": self.basis, "package": self.package}
+
+    @property
+    def fallback_format(self) -> str:
+        """The `capdoctor fallback --format` this client loads (`litellm` when no better one is known)."""
+        key = f"sdk:{self.package}" if self.id == "sdk" else self.id
+        return FALLBACK_FORMAT.get(key, "litellm")
 
     def switch_model(self, model: str) -> tuple[str | None, str | None]:
         """(command, hint) that switch this client to `model`; both None when the client is not known."""

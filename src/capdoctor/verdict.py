@@ -259,9 +259,16 @@ def _steps(findings: Sequence[Finding], generic: Sequence[NextStep], limit: int 
     return _dedupe([s for f in findings for s in f.next_steps] + list(generic), limit)
 
 
+FALLBACK_COMMAND = re.compile(r"^(capdoctor fallback --format )\S+")
+"""The `capdoctor fallback` next step, whose format is fitted to the client in use."""
+
+
 def fit_step(step: NextStep, client: ClientInUse | None) -> NextStep:
     """`step` for the client in use: a client's switch-model command becomes that client's own, a parameter
-    hint for an SDK user, or no command when the client is not known; other steps are unchanged."""
+    hint for an SDK user, or no command when the client is not known; `capdoctor fallback` gets the format that
+    client loads; other steps are unchanged."""
+    if client is not None and client.id != "unknown" and step.command and FALLBACK_COMMAND.match(step.command):
+        return NextStep(step.text, FALLBACK_COMMAND.sub(rf"\g<1>{client.fallback_format}", step.command))
     model = switched_model(step.command) if step.command and client is not None else None
     if model is None or client is None:
         return step

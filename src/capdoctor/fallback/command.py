@@ -123,7 +123,7 @@ def run(
 ) -> int:
     """The whole command; returns the exit code (usage errors raise `UsageError`)."""
     from capdoctor.engine import env_secrets
-    from capdoctor.fallback.client import client_in_use
+    from capdoctor.fallback.client import report_client
     from capdoctor.fallback.generate import generate
     from capdoctor.fallback.pool import NoFallback, ReportError, pool_from_report
     from capdoctor.redact import MASK, contains_secret, redact_text
@@ -144,7 +144,7 @@ def run(
     except NoFallback as exc:
         err.write(redact_text(f"capdoctor fallback: nothing generated: {exc}.\n", secrets, home))
         return int(ExitCode.NO_FALLBACK)
-    name = opts.fmt or client_in_use(pool.provider, pool.sources)
+    name = opts.fmt or report_client(report).fallback_format
     made = generate(pool, name)
     if contains_secret(made.text, secrets):
         raise CapdoctorError(
