@@ -55,9 +55,28 @@ def test_cli_start_up_imports_nothing_heavy() -> None:
 
 
 def test_registry_rows_match_the_check_classes() -> None:
-    from capdoctor.registry import BUILTIN, load
+    from capdoctor.registry import BUILTIN, Registered, load
 
     for info in BUILTIN:
         check = load(info)
+        assert isinstance(check, Registered)  # its metadata is read from the row, not written twice
         assert (check.id, check.title, check.stage, check.description) == (
             info.id, info.title, info.stage, info.description)
+
+
+def test_check_metadata_is_written_only_in_the_registry() -> None:
+    """No check module repeats a title or description that the registry row holds."""
+    from capdoctor.registry import BUILTIN
+
+    src = Path(__file__).resolve().parents[1] / "src" / "capdoctor" / "checks"
+    for info in BUILTIN:
+        module = (src / (info.path.split(":")[0].rsplit(".", 1)[1] + ".py")).read_text(encoding="utf-8")
+        assert f'"{info.description}"' not in module, info.id
+        assert f'title = "{info.title}"' not in module, info.id
+
+
+def test_an_unknown_check_id_in_a_class_statement_fails_loudly() -> None:
+    from capdoctor.registry import Registered
+
+    with pytest.raises(KeyError):
+        type("Bogus", (Registered,), {}, check_id="no-such-check")

@@ -3,15 +3,18 @@
 Listing checks (`capdoctor checks`, unknown-id errors) must not import them: the check modules pull in
 probes, dataclasses and thread pools that cost more than the CLI framework itself. So the registry keeps
 each check's id, title, stage and one-line description as data, next to the `module:Class` path that is
-imported only when a run needs the check. A test pins that this data matches the classes.
-Adding a check means adding one row here; nothing else dispatches on check ids.
+imported only when a run needs the check. The row is the only place these values are written: a check
+class names its id once (`class ModelsCheck(Registered, check_id="models")`) and `Registered` copies the
+rest from the row, so the listing and the class cannot drift apart.
+Adding a check means adding one row here; nothing else dispatches on check ids. This module imports no
+check module at the top (they import it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from capdoctor.errors import UsageError
 
@@ -31,31 +34,89 @@ class CheckInfo:
 
 
 BUILTIN: tuple[CheckInfo, ...] = (
-    CheckInfo("models", "Switch model", 1,
-              "probe the primary model and a lighter one: capacity when switching the model fixes it",
-              "capdoctor.checks.models:ModelsCheck"),
-    CheckInfo("status", "Provider status page", 2,
-              "read the provider's status page: an ongoing incident is capacity evidence",
-              "capdoctor.checks.status:StatusCheck"),
-    CheckInfo("paths", "Network paths", 3,
-              "compare direct, env-proxy and system-proxy paths to the provider: DNS/TCP/TLS/TTFB, errors, exit",
-              "capdoctor.checks.paths:PathsCheck"),
-    CheckInfo("proxy", "Proxy and TUN", 4,
-              "what sits between you and the provider: env/system proxy, TUN, fake-IP DNS, TLS interception",
-              "capdoctor.checks.proxy:ProxyCheck"),
-    CheckInfo("quota", "Quota and rate limits", 5,
-              "read rate-limit headers and key endpoints: exhausted quota vs healthy headroom",
-              "capdoctor.checks.quota:QuotaCheck"),
-    CheckInfo("client", "Client", 6,
-              "which AI clients are installed, how they are set up, and whether they are current",
-              "capdoctor.checks.client:ClientCheck"),
-    CheckInfo("hardware", "Local GPU and memory", 7,
-              "local model servers, GPU memory (NVML / Apple unified memory), RAM and swap",
-              "capdoctor.checks.hardware:HardwareCheck"),
-    CheckInfo("logs", "Logs", 8,
-              "what the clients' own logs say: which errors, how often, when, on which models",
-              "capdoctor.checks.logs:LogsCheck"),
+    CheckInfo(
+        "models",
+        "Switch model",
+        1,
+        "probe the primary model and a lighter one: capacity when switching the model fixes it",
+        "capdoctor.checks.models:ModelsCheck",
+    ),
+    CheckInfo(
+        "status",
+        "Provider status page",
+        2,
+        "read the provider's status page: an ongoing incident is capacity evidence",
+        "capdoctor.checks.status:StatusCheck",
+    ),
+    CheckInfo(
+        "paths",
+        "Network paths",
+        3,
+        "compare direct, env-proxy and system-proxy paths to the provider: DNS/TCP/TLS/TTFB, errors, exit",
+        "capdoctor.checks.paths:PathsCheck",
+    ),
+    CheckInfo(
+        "proxy",
+        "Proxy and TUN",
+        4,
+        "what sits between you and the provider: env/system proxy, TUN, fake-IP DNS, TLS interception",
+        "capdoctor.checks.proxy:ProxyCheck",
+    ),
+    CheckInfo(
+        "quota",
+        "Quota and rate limits",
+        5,
+        "read rate-limit headers and key endpoints: exhausted quota vs healthy headroom",
+        "capdoctor.checks.quota:QuotaCheck",
+    ),
+    CheckInfo(
+        "client",
+        "Client",
+        6,
+        "which AI clients are installed, how they are set up, and whether they are current",
+        "capdoctor.checks.client:ClientCheck",
+    ),
+    CheckInfo(
+        "hardware",
+        "Local GPU and memory",
+        7,
+        "local model servers, GPU memory (NVML / Apple unified memory), RAM and swap",
+        "capdoctor.checks.hardware:HardwareCheck",
+    ),
+    CheckInfo(
+        "logs",
+        "Logs",
+        8,
+        "what the clients' own logs say: which errors, how often, when, on which models",
+        "capdoctor.checks.logs:LogsCheck",
+    ),
 )
+
+
+def info(check_id: str) -> CheckInfo:
+    """The registry row of `check_id` (a programming error, not a usage error, when it is missing)."""
+    for row in BUILTIN:
+        if row.id == check_id:
+            return row
+    raise KeyError(f"no registry row for check {check_id!r}")
+
+
+class Registered:
+    """Base of the built-in checks: `check_id=` in the class statement binds the class to its registry row.
+
+    The id, title, stage and description are then read from the row (the one place they are written).
+    """
+
+    id: str
+    title: str
+    stage: int
+    description: str
+
+    def __init_subclass__(cls, check_id: str = "", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if check_id:
+            row = info(check_id)
+            cls.id, cls.title, cls.stage, cls.description = row.id, row.title, row.stage, row.description
 
 
 def load(info: CheckInfo) -> Check:

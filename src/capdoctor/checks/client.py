@@ -34,6 +34,7 @@ from capdoctor.probes.local_clients import (
     sdk_probe_script,
 )
 from capdoctor.probes.local_versions import FAR_BEHIND_DEFAULT, Lag, Version, far_behind, lag, parse_version
+from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
     from capdoctor.context import Context
@@ -188,13 +189,9 @@ def _newer_version_asked(ctx: Context) -> Finding | None:
     return None
 
 
-class ClientCheck:
+class ClientCheck(Registered, check_id="client"):
     """Local AI clients: installed versions against the latest, settings, concurrent sessions, the OS."""
 
-    id = "client"
-    title = "Client"
-    stage = 6
-    description = "which AI clients are installed, how they are set up, and whether they are current"
     needs: frozenset[Need] = frozenset()
     after: tuple[str, ...] = ("models",)
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from capdoctor.check import Need
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
+from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
     from capdoctor.context import Context
@@ -162,13 +163,9 @@ def _same_model(a: str, b: str) -> bool:
     return norm[0] == norm[1]
 
 
-class HardwareCheck:
+class HardwareCheck(Registered, check_id="hardware"):
     """Local GPU and memory: whether the machine can hold the local model the target points at."""
 
-    id = "hardware"
-    title = "Local GPU and memory"
-    stage = 7
-    description = "local model servers, GPU memory (NVML / Apple unified memory), RAM and swap"
     needs: frozenset[Need] = frozenset()
     after: tuple[str, ...] = ()
 

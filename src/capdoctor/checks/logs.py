@@ -15,18 +15,15 @@ from typing import TYPE_CHECKING
 
 from capdoctor.check import Need
 from capdoctor.model import CheckResult, skipped
+from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
     from capdoctor.context import Context
 
 
-class LogsCheck:
+class LogsCheck(Registered, check_id="logs"):
     """Scan the AI clients' logs and session files for the error-signature table."""
 
-    id = "logs"
-    title = "Logs"
-    stage = 8
-    description = "what the clients' own logs say: which errors, how often, when, on which models"
     needs: frozenset[Need] = frozenset()
     after: tuple[str, ...] = ()
 

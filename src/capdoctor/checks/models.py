@@ -28,6 +28,7 @@ from capdoctor.checks.models_rules import (
     signature_id,
 )
 from capdoctor.model import CheckResult, Finding, NextStep, result_of, skipped
+from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
     from capdoctor.context import Context, Target
@@ -110,13 +111,9 @@ def _scrub_finding(f: Finding, secrets: list[str]) -> Finding:
                    tuple(NextStep(redact_text(s.text, secrets), s.command) for s in f.next_steps))
 
 
-class ModelsCheck:
+class ModelsCheck(Registered, check_id="models"):
     """Switch model: does a lighter model of the same provider answer where the primary fails?"""
 
-    id = "models"
-    title = "Switch model"
-    stage = 1
-    description = "probe the primary model and a lighter one: capacity when switching the model fixes it"
     needs: frozenset[Need] = frozenset({Need.TARGET, Need.NETWORK})
     after: tuple[str, ...] = ()
 

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from capdoctor.check import Need
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
+from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
     from capdoctor.context import Context
@@ -355,13 +356,9 @@ def client_verify(env: Mapping[str, str]) -> Any:
         return True
 
 
-class PathsCheck:
+class PathsCheck(Registered, check_id="paths"):
     """Network paths: which way to the provider works, how fast, and where it exits."""
 
-    id = "paths"
-    title = "Network paths"
-    stage = 3
-    description = "compare direct, env-proxy and system-proxy paths to the provider: DNS/TCP/TLS/TTFB, errors, exit"
     needs: frozenset[Need] = frozenset({Need.TARGET, Need.NETWORK})
     after: tuple[str, ...] = ()
 

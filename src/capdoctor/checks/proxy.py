@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from capdoctor.check import Need
 from capdoctor.hosts import is_loopback_host
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
+from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
     from capdoctor.clientconfig import Setting
@@ -241,13 +242,9 @@ def _tls_facts(ctx: Context, host: str, port: int, scheme: str, proxy_url: str |
     }, j
 
 
-class ProxyCheck:
+class ProxyCheck(Registered, check_id="proxy"):
     """Proxy and TUN: environment and system proxies, clients' own proxy settings, TUN, fake-IP, TLS."""
 
-    id = "proxy"
-    title = "Proxy and TUN"
-    stage = 4
-    description = "what sits between you and the provider: env/system proxy, TUN, fake-IP DNS, TLS interception"
     needs: frozenset[Need] = frozenset()
     after: tuple[str, ...] = ()
 

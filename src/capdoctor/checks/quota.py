@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from capdoctor.check import Need
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, result_of, skipped
+from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
     from capdoctor.context import Context
@@ -148,13 +149,9 @@ def openrouter_key(data: Any) -> tuple[list[Finding], dict[str, Any]]:
     return [Finding(Cause.QUOTA, Strength.CONTEXT, "The OpenRouter key has no per-key credit limit.", {})], keep
 
 
-class QuotaCheck:
+class QuotaCheck(Registered, check_id="quota"):
     """Quota and rate limits: remaining requests/tokens and their reset, from headers and key endpoints."""
 
-    id = "quota"
-    title = "Quota and rate limits"
-    stage = 5
-    description = "read rate-limit headers and key endpoints: exhausted quota vs healthy headroom"
     needs: frozenset[Need] = frozenset({Need.TARGET})
     after: tuple[str, ...] = ("models",)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from capdoctor.check import Need
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, result_of, skipped
+from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
     from capdoctor.context import Context
@@ -81,13 +82,9 @@ def assess(page: PageStatus, provider: str, url: str) -> tuple[Status, str, list
     return Status.WARN, f"{page.description or page.indicator}: {active[0].message}", findings
 
 
-class StatusCheck:
+class StatusCheck(Registered, check_id="status"):
     """Provider status page: incident or green."""
 
-    id = "status"
-    title = "Provider status page"
-    stage = 2
-    description = "read the provider's status page: an ongoing incident is capacity evidence"
     needs: frozenset[Need] = frozenset({Need.NETWORK})
     after: tuple[str, ...] = ()
 
