@@ -26,9 +26,12 @@ PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy"
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh HOME and XDG dirs, no provider keys, no proxies, no colour, fixed terminal width."""
+    from capdoctor.providers.catalog import env_vars
+
     home = tmp_path_factory.mktemp("home")
+    provider_vars = set(env_vars())  # every provider's key/base-URL/model variables, from the catalogue
     for name in list(os.environ):
-        if name.startswith(ISOLATED_PREFIXES) or name in PROXY_VARS:
+        if name.startswith(ISOLATED_PREFIXES) or name in PROXY_VARS or name in provider_vars:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("USERPROFILE", str(home))

@@ -19,9 +19,8 @@ from capdoctor.errors import UsageError
 if TYPE_CHECKING:
     from capdoctor.render.view import View
 
-DEMO_DROPPED_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-                    "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY",
-                    "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_HOST")
+DEMO_DROPPED_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "OLLAMA_HOST")
+"""Dropped besides every provider's own variables (keys, base URLs, models: `catalog.env_vars()`)."""
 TARGET_PROVIDER = {"ollama": "openai-compatible"}
 """Simulator shapes that a client reaches through the OpenAI-compatible adapter."""
 
@@ -42,8 +41,10 @@ def scenario_or_error(name: str) -> Any:
 
 
 def demo_env(environ: dict[str, str]) -> dict[str, str]:
-    """The user's environment without proxy variables and provider keys (upper- and lower-case)."""
-    dropped = {n.lower() for n in DEMO_DROPPED_ENV}
+    """The user's environment without proxy variables and provider variables (upper- and lower-case)."""
+    from capdoctor.providers.catalog import env_vars
+
+    dropped = {n.lower() for n in (*DEMO_DROPPED_ENV, *env_vars())}
     return {k: v for k, v in environ.items() if k.lower() not in dropped}
 
 

@@ -41,54 +41,19 @@ from capdoctor.context import Target, _user_dir
 from capdoctor.errors import ConfigError, UsageError
 from capdoctor.hosts import is_loopback, url_port_open
 from capdoctor.providers.base import host_of
-from capdoctor.providers.catalog import PROVIDER_NAMES, adapter_for, canonical, is_official
+from capdoctor.providers.catalog import (
+    PROVIDER_NAMES,
+    adapter_for,
+    canonical,
+    env_markers,
+    is_official,
+    provider_for_host,
+    provider_for_model,
+)
 
 CONFIG_NAME = "capdoctor.toml"
 TARGET_KEYS = ("provider", "base_url", "model", "alt_models", "api_key_env", "wire_api", "api_version")
 WIRE_APIS = ("chat", "responses")
-
-BASE_URL_ENV: dict[str, tuple[str, ...]] = {
-    "openai": ("OPENAI_BASE_URL",),
-    "anthropic": ("ANTHROPIC_BASE_URL",),
-    "gemini": ("GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"),
-    "openrouter": ("OPENROUTER_BASE_URL",),
-    "azure": ("AZURE_OPENAI_ENDPOINT",),
-    "openai-compatible": ("OPENAI_BASE_URL",),
-}
-"""Environment variables that set a provider's base URL, in the order the clients read them."""
-
-MODEL_ENV: dict[str, tuple[str, ...]] = {
-    "anthropic": ("ANTHROPIC_MODEL",),
-    "azure": ("AZURE_OPENAI_DEPLOYMENT",),
-}
-
-KEY_ENV: dict[str, tuple[str, ...]] = {
-    "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "openrouter": ("OPENROUTER_API_KEY",),
-    "azure": ("AZURE_OPENAI_API_KEY",),
-    "openai-compatible": ("OPENAI_API_KEY",),
-}
-
-ENV_PROVIDER_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("openai", ("OPENAI_API_KEY", "OPENAI_BASE_URL")),
-    ("anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL")),
-    ("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
-    ("openrouter", ("OPENROUTER_API_KEY",)),
-    ("azure", ("AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT")),
-)
-"""Which provider an environment implies, checked in this order when nothing more explicit names one."""
-
-HOST_PROVIDER: tuple[tuple[str, str], ...] = (
-    ("api.openai.com", "openai"), ("chatgpt.com", "openai"), ("anthropic.com", "anthropic"),
-    ("googleapis.com", "gemini"), ("openrouter.ai", "openrouter"), ("openai.azure.com", "azure"),
-    ("cognitiveservices.azure.com", "azure"),
-)
-MODEL_PREFIX_PROVIDER: tuple[tuple[str, str], ...] = (
-    ("claude-", "anthropic"), ("gemini-", "gemini"), ("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"),
-    ("o4", "openai"), ("codex-", "openai"),
-)
 
 CODEX_BUILTIN: dict[str, tuple[str, str]] = {
     "ollama": ("openai-compatible", "http://localhost:11434/v1"),
@@ -192,7 +157,7 @@ def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]
     provider: str | None
     if custom is not None:
         host = host_of(custom.base_url.value) if custom.base_url else ""
-        provider = next((p for h, p in HOST_PROVIDER if host.endswith(h)), None) or "openai-compatible"
+        provider = (provider_for_host(host) if host else None) or "openai-compatible"
         table_src = f"{src} [model_providers.{pid}]"
         for key, setting in (("base_url", custom.base_url), ("api_key_env", custom.env_key),
                              ("api_version", custom.api_version)):
@@ -235,23 +200,18 @@ def _claude_layer(env: Mapping[str, str], home: Path, cwd: Path) -> tuple[Layer,
 
 
 def _guess_from_url(url: str | None) -> str | None:
-    if not url:
-        return None
-    host = host_of(url)
-    return next((p for h, p in HOST_PROVIDER if host == h or host.endswith("." + h) or host.endswith(h)), None)
+    host = host_of(url) if url else ""
+    return provider_for_host(host) if host else None
 
 
 def _guess_from_model(model: str | None) -> str | None:
-    if not model:
-        return None
-    low = model.lower()
-    return next((p for prefix, p in MODEL_PREFIX_PROVIDER if low.startswith(prefix)), None)
+    return provider_for_model(model) if model else None
 
 
 def _guess_from_key_env(name: str | None) -> str | None:
     if not name:
         return None
-    return next((p for p, variables in ENV_PROVIDER_ORDER if any(v.split("_")[0] in name for v in variables)), None)
+    return next((p for p, variables in env_markers() if any(v.split("_")[0] in name for v in variables)), None)
 
 
 def _first(*pairs: tuple[Any, str]) -> tuple[Any, str]:
@@ -296,7 +256,7 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
                    (_guess_from_key_env(key_env), f"{key_src} (name)")]
         provider, p_src = _first(*guesses)
         if not provider:
-            for name, variables in ENV_PROVIDER_ORDER:
+            for name, variables in env_markers():
                 hit = next((v for v in variables if env.get(v)), None)
                 if hit:
                     provider, p_src = name, f"env {hit}"
@@ -317,16 +277,14 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
     if provider == "anthropic":
         client_layers.append(claude)
     env_layer = Layer()
-    for var in BASE_URL_ENV.get(provider, ()):
+    for var in adapter.base_url_envs:
         value = env.get(var)
-        if value and provider == "azure" and "/openai" not in value:
-            value = value.rstrip("/") + "/openai/v1"
-        env_layer.set("base_url", value, f"env {var}")
+        env_layer.set("base_url", adapter.base_url_from_env(value) if value else None, f"env {var}")
         if value:
             break
-    for var in MODEL_ENV.get(provider, ()):
+    for var in adapter.model_envs:
         env_layer.set("model", env.get(var), f"env {var}")
-    for var in ("AZURE_OPENAI_API_VERSION", "OPENAI_API_VERSION") if provider == "azure" else ():
+    for var in adapter.api_version_envs:
         env_layer.set("api_version", env.get(var), f"env {var}")
     order = [*explicit, env_layer, *client_layers]
     sources: dict[str, str] = {"provider": p_src}
@@ -354,7 +312,7 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
         sources["key"] = f"env {key_env}" + ("" if api_key else " (not set)")
         sources["api_key_env"] = key_src
     else:
-        for var in KEY_ENV.get(provider, ()):
+        for var in adapter.key_envs:
             if env.get(var):
                 key_env, api_key, sources["key"] = var, env[var], f"env {var}"
                 break
@@ -442,7 +400,7 @@ def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Pat
     if target.api_key is None:
         findings.append({"kind": "no_key", "cause": "client",
                          "message": f"No key found for {target.provider} ("
-                                    f"{src.get('api_key') or ', '.join(KEY_ENV.get(target.provider, ()))})."})
+                                    f"{src.get('api_key') or ', '.join(adapter.key_envs)})."})
     elif target.api_key.startswith(("http://", "https://")) or "${" in target.api_key or "$(" in target.api_key:
         findings.append({"kind": "key_shape", "cause": "client", "source": src.get("key"),
                          "message": "The key looks like a URL or an unexpanded template, not a key."})

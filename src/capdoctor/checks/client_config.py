@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from capdoctor.hosts import ANY_ADDRESS, is_loopback_host
 from capdoctor.model import Cause, Finding, NextStep, Strength
+from capdoctor.providers.catalog import adapters
 
 if TYPE_CHECKING:
     from capdoctor.context import Target
@@ -26,33 +27,22 @@ if TYPE_CHECKING:
 MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "opusplan", "default", "best", "auto"})
 """Client-side aliases resolved by the client itself: never compared with the provider's model list."""
 
-PROVIDER_CLIENTS: Mapping[str, tuple[str, ...]] = {
-    "openai": ("codex", "aider", "copilot"),
-    "anthropic": ("claude",),
-    "gemini": ("gemini",),
-}
-"""Which clients talk to which provider family (others: all of them)."""
+PROVIDER_CLIENTS: Mapping[str, tuple[str, ...]] = {a.name: a.clients for a in adapters() if a.clients}
+"""Which clients talk to which provider family (others: all of them), from each provider's `clients`."""
 
-BASE_URL_ENV: tuple[str, ...] = (
-    "OPENAI_BASE_URL",
-    "OPENAI_API_BASE",
-    "ANTHROPIC_BASE_URL",
-    "GOOGLE_GEMINI_BASE_URL",
-    "COPILOT_PROVIDER_BASE_URL",
-    "AIDER_OPENAI_API_BASE",
-)
-"""Shell variables that redirect a client to a gateway or relay."""
-
+CLIENT_ONLY_BASE_URL_ENV: tuple[str, ...] = ("COPILOT_PROVIDER_BASE_URL",)
+"""Base-URL variables of clients that may point at any provider (no provider family of their own)."""
 
 ENV_FAMILY: Mapping[str, str] = {
-    "OPENAI_BASE_URL": "openai",
-    "OPENAI_API_BASE": "openai",
-    "AIDER_OPENAI_API_BASE": "openai",
-    "ANTHROPIC_BASE_URL": "anthropic",
-    "ANTHROPIC_MODEL": "anthropic",
-    "GOOGLE_GEMINI_BASE_URL": "gemini",
+    var: a.name
+    for a in reversed(adapters())  # catalogue order wins: OPENAI_BASE_URL is openai's, not openai-compatible's
+    for var in (*a.base_url_envs, *a.client_base_url_envs, *a.model_envs)
 }
 """Which provider family a shell variable steers (variables not listed may concern any target)."""
+
+BASE_URL_ENV: tuple[str, ...] = tuple(dict.fromkeys(
+    [v for a in adapters() for v in (*a.base_url_envs, *a.client_base_url_envs)] + list(CLIENT_ONLY_BASE_URL_ENV)))
+"""Shell variables that redirect a client to a gateway or relay."""
 
 OFF_TARGET = " (context: not the endpoint being diagnosed)"
 """Appended to a setup problem that concerns another provider than the target: it cannot explain the error."""
@@ -70,7 +60,7 @@ def _applies(cfg: ClientConfig, target: Target) -> bool:
     """Whether a client config is about the target: same base URL, or the provider's default endpoint."""
     if cfg.base_url:
         return _norm_url(cfg.base_url) == _norm_url(target.base_url)
-    family = {"codex": "openai", "claude": "anthropic", "gemini": "gemini"}.get(cfg.client)
+    family = next((p for p, clients in PROVIDER_CLIENTS.items() if cfg.client in clients), None)
     return cfg.provider in (family, None) and family == target.provider
 
 

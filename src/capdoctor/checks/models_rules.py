@@ -44,13 +44,6 @@ STATUS_FALLBACK: dict[int, Cause] = {
 }
 """Weak fallback when no signature matched an HTTP error (5xx is capacity); signatures always win."""
 
-SWITCH_COMMANDS: dict[str, str] = {
-    "openai": "codex --model {model}",
-    "anthropic": "claude --model {model}",
-    "gemini": "gemini --model {model}",
-}
-"""How the provider's own coding client switches model, for a copyable next step."""
-
 KIND_TEXT: dict[str, str] = {
     "refused": "the connection was refused",
     "timeout": "no answer before the timeout",
@@ -307,7 +300,7 @@ def _capacity_findings(ev: Evidence) -> list[Finding]:
         from capdoctor.fallback.client import fallback_step
 
         alt = working[0].model
-        cmd = SWITCH_COMMANDS.get(ev.adapter.name)
+        cmd = ev.adapter.switch_command
         out.append(Finding(
             Cause.CAPACITY, Strength.STRONG,
             f"{primary.model} fails with a capacity signature ({attempt_label(first)}) while {alt} answers: the "

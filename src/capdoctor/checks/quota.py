@@ -194,16 +194,16 @@ class QuotaCheck(Registered, check_id="quota"):
     def _openrouter(self, ctx: Context) -> tuple[list[Finding], dict[str, Any]]:
         from capdoctor.probes.http_call import send
         from capdoctor.providers.catalog import adapter_for
-        from capdoctor.providers.compat import OpenRouterAdapter
 
         target = ctx.target
         if target is None or not target.base_url:
             return [], {}
         adapter = adapter_for(target.provider)
-        if not isinstance(adapter, OpenRouterAdapter) or not target.api_key:
+        request = adapter.key_request(target)
+        if request is None or not target.api_key:
             return [], {}
         with ctx.http_client(timeout=5.0) as client:
-            ex = send(client, adapter, adapter.key_request(target), timeout=ctx.timeout(5.0))
+            ex = send(client, adapter, request, timeout=ctx.timeout(5.0))
         if not ex.ok:
             return [], {"error": f"GET /key: {ex.detail or ex.kind}"}
         return openrouter_key(ex.json_body)

@@ -1,7 +1,7 @@
 """The `status` check ("Provider status page"): is the provider reporting an incident right now?
 
 Contract: reads the provider's Statuspage-format feed (ctx.options["status_url"] when given, else the
-provider's public page from `STATUS_PAGES`), cached for a few minutes in ctx.cache_dir. An unresolved
+feed its adapter declares in `status_page`), cached for a few minutes in ctx.cache_dir. An unresolved
 incident or a degraded component that matches the target's product is capacity evidence; a green page is
 recorded as context only (pages often stay green during capacity errors). A page that cannot be read or
 parsed is "unknown", never "degraded". It must not probe the API itself and never fetches a public page when
@@ -19,62 +19,66 @@ from capdoctor.registry import Registered
 if TYPE_CHECKING:
     from capdoctor.context import Context
     from capdoctor.probes.statuspage import PageStatus
+    from capdoctor.providers.base import StatusPage
 
-STATUS_PAGES: dict[str, str] = {
-    "openai": "https://status.openai.com/api/v2/summary.json",
-    "anthropic": "https://status.claude.com/api/v2/summary.json",
-    "openrouter": "https://status.openrouter.ai/api/v2/summary.json",
-}
-"""Public status feeds per provider (Gemini's AI Studio page has no public JSON: see platform-facts C)."""
-
-STATUS_PAGE_HUMAN: dict[str, str] = {
-    "openai": "https://status.openai.com", "anthropic": "https://status.claude.com",
-    "gemini": "https://aistudio.google.com/status", "openrouter": "https://status.openrouter.ai",
+IMPACT_STRENGTH: dict[str, Strength] = {
+    "critical": Strength.STRONG,
+    "major": Strength.STRONG,
+    "minor": Strength.MODERATE,
+    "none": Strength.WEAK,
 }
 
-COMPONENT_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "openai": ("api", "responses", "codex", "chat completions", "gpt"),
-    "anthropic": ("claude api", "api.anthropic.com", "claude code", "api"),
-    "gemini": ("gemini", "generative language", "vertex"),
-    "openrouter": ("api", "openrouter"),
-    "azure": ("openai",),
-    "openai-compatible": ("api",),
-}
-"""Component names (lower-case substrings) that concern a provider's API users."""
 
-IMPACT_STRENGTH: dict[str, Strength] = {"critical": Strength.STRONG, "major": Strength.STRONG,
-                                        "minor": Strength.MODERATE, "none": Strength.WEAK}
+def _page(provider: str) -> StatusPage:
+    from capdoctor.providers.catalog import adapter_for
+
+    return adapter_for(provider).status_page
 
 
 def _matches(provider: str, name: str) -> bool:
     low = name.lower()
-    return any(k in low for k in COMPONENT_KEYWORDS.get(provider, ("api",)))
+    return any(k in low for k in _page(provider).components)
 
 
 def assess(page: PageStatus, provider: str, url: str) -> tuple[Status, str, list[Finding]]:
     """Pure: findings from a parsed page for `provider` (incidents on matching components are capacity)."""
     findings: list[Finding] = []
-    human = STATUS_PAGE_HUMAN.get(provider, url)
+    human = _page(provider).human or url
     for inc in page.incidents:
         relevant = not inc.components or any(_matches(provider, c) for c in inc.components)
         strength = IMPACT_STRENGTH.get(inc.impact, Strength.MODERATE) if relevant else Strength.CONTEXT
         where = f" ({', '.join(inc.components)})" if inc.components else ""
-        findings.append(Finding(
-            Cause.CAPACITY, strength,
-            f"Status page incident{where}: {inc.name} [{inc.status}, impact {inc.impact or 'unknown'}]",
-            {"incident": inc.name, "impact": inc.impact, "components": list(inc.components), "url": inc.url},
-            (NextStep(f"Follow the incident at {inc.url or human}; switch to a lighter model until it clears."),)))
-    degraded = [(n, s) for n, s in page.components if s not in ("operational", "under_maintenance")
-                and _matches(provider, n)]
+        findings.append(
+            Finding(
+                Cause.CAPACITY,
+                strength,
+                f"Status page incident{where}: {inc.name} [{inc.status}, impact {inc.impact or 'unknown'}]",
+                {"incident": inc.name, "impact": inc.impact, "components": list(inc.components), "url": inc.url},
+                (NextStep(f"Follow the incident at {inc.url or human}; switch to a lighter model until it clears."),),
+            )
+        )
+    degraded = [
+        (n, s) for n, s in page.components if s not in ("operational", "under_maintenance") and _matches(provider, n)
+    ]
     if degraded and not any(f.strength is not Strength.CONTEXT for f in findings):
-        findings.append(Finding(
-            Cause.CAPACITY, Strength.MODERATE,
-            "Degraded components on the status page: " + ", ".join(f"{n} ({s})" for n, s in degraded),
-            {"components": [n for n, _ in degraded]}))
+        findings.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.MODERATE,
+                "Degraded components on the status page: " + ", ".join(f"{n} ({s})" for n, s in degraded),
+                {"components": [n for n, _ in degraded]},
+            )
+        )
     if not findings:
-        findings.append(Finding(Cause.CAPACITY, Strength.CONTEXT,
-                                f"The status page is green ({page.description or page.indicator}); pages often "
-                                "stay green during model-level capacity errors.", {"indicator": page.indicator}))
+        findings.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.CONTEXT,
+                f"The status page is green ({page.description or page.indicator}); pages often "
+                "stay green during model-level capacity errors.",
+                {"indicator": page.indicator},
+            )
+        )
         return Status.PASS, f"{page.description or 'operational'} ({page.format})", findings
     active = [f for f in findings if f.strength is not Strength.CONTEXT]
     if not active:
@@ -104,29 +108,52 @@ class StatusCheck(Registered, check_id="status"):
                 return skipped(self, "skipped: CAPDOCTOR_NO_NETWORK_LOOKUPS=1 and no status_url configured")
             if ctx.target is None:
                 return skipped(self, "no provider known: pass --provider or set status_url in capdoctor.toml")
-            if provider not in STATUS_PAGES:
-                human = STATUS_PAGE_HUMAN.get(provider)
+            declared = _page(provider)
+            if not declared.feed and is_loopback(ctx.target.base_url):
+                return skipped(self, "a local server has no status page")
+            if not declared.feed:
+                human = declared.human
                 why = f"{provider} has no machine-readable status page" + (f" (see {human})" if human else "")
                 return skipped(self, why)
-            if provider == "openai-compatible" and is_loopback(ctx.target.base_url):
-                return skipped(self, "a local server has no status page")
-            url = STATUS_PAGES[provider]
+            url = declared.feed
         ttl = float(ctx.options.get("status.cache_s", 300))
         with ctx.http_client(timeout=5.0) as client:
-            got = fetch_page(client, url, cache_dir=ctx.cache_dir, now_s=ctx.now().timestamp(),
-                             timeout=ctx.timeout(5.0), ttl_s=ttl)
+            got = fetch_page(
+                client, url, cache_dir=ctx.cache_dir, now_s=ctx.now().timestamp(), timeout=ctx.timeout(5.0), ttl_s=ttl
+            )
         data: dict[str, Any] = {"url": url, "http_status": got.http_status, "cached": got.cached}
         if got.error or got.http_status != 200:
             why = got.error or f"HTTP {got.http_status}"
-            return result_of(self, Status.WARN, f"status unknown: the status page could not be read ({why})",
-                             data={**data, "indicator": "unknown"})
+            return result_of(
+                self,
+                Status.WARN,
+                f"status unknown: the status page could not be read ({why})",
+                data={**data, "indicator": "unknown"},
+            )
         page = parse_page(got.body)
         if page is None:
-            return result_of(self, Status.WARN, "status unknown: the status page is not a format capdoctor reads",
-                             data={**data, "indicator": "unknown"})
+            return result_of(
+                self,
+                Status.WARN,
+                "status unknown: the status page is not a format capdoctor reads",
+                data={**data, "indicator": "unknown"},
+            )
         status, summary, findings = assess(page, provider or "openai", url)
-        data.update({"indicator": page.indicator, "format": page.format,
-                     "incidents": [{"name": i.name, "status": i.status, "impact": i.impact,
-                                    "components": list(i.components), "url": i.url} for i in page.incidents],
-                     "degraded_components": [n for n, s in page.components if s != "operational"]})
+        data.update(
+            {
+                "indicator": page.indicator,
+                "format": page.format,
+                "incidents": [
+                    {
+                        "name": i.name,
+                        "status": i.status,
+                        "impact": i.impact,
+                        "components": list(i.components),
+                        "url": i.url,
+                    }
+                    for i in page.incidents
+                ],
+                "degraded_components": [n for n, s in page.components if s != "operational"],
+            }
+        )
         return result_of(self, status, summary, findings, data=data)

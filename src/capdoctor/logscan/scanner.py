@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import cache
 from typing import Any
 
 from capdoctor.logscan import sources as src
@@ -60,19 +61,24 @@ _REQUEST_ID = re.compile(
     r"cf-ray[\"']?\s*[:=]\s*[\"']?([0-9a-f]{16}-[A-Z]{3})",
     re.IGNORECASE,
 )
-PROVIDER_HINTS = (
-    ("openai", re.compile(r"api\.openai\.com|chatgpt\.com|openai", re.IGNORECASE)),
-    ("anthropic", re.compile(r"anthropic|claude", re.IGNORECASE)),
-    ("gemini", re.compile(r"googleapis\.com|gemini|vertex", re.IGNORECASE)),
-    ("openrouter", re.compile(r"openrouter", re.IGNORECASE)),
-    ("azure", re.compile(r"azure|\.openai\.azure\.com", re.IGNORECASE)),
-    ("ollama", re.compile(r"ollama|:11434", re.IGNORECASE)),
-    ("moonshot", re.compile(r"moonshot|kimi", re.IGNORECASE)),
-    ("deepseek", re.compile(r"deepseek", re.IGNORECASE)),
-    ("copilot", re.compile(r"copilot", re.IGNORECASE)),
-    ("cursor", re.compile(r"cursor", re.IGNORECASE)),
+LOG_ONLY_HINTS = (
+    ("ollama", r"ollama|:11434"),
+    ("moonshot", r"moonshot|kimi"),
+    ("deepseek", r"deepseek"),
+    ("copilot", r"copilot"),
+    ("cursor", r"cursor"),
 )
-"""Provider named near an error, from host names and product words (data, first hit wins)."""
+"""Products named in logs that are not providers of their own in the catalogue (checked after them)."""
+
+
+@cache
+def provider_hints() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Provider named near an error, from host names and product words: each provider's own `log_hints`
+    (catalogue order), then `LOG_ONLY_HINTS`; the first hit wins."""
+    from capdoctor.providers.catalog import adapters
+
+    rows = [(a.name, a.log_hints) for a in adapters() if a.log_hints] + list(LOG_ONLY_HINTS)
+    return tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in rows)
 
 
 @dataclass
@@ -230,11 +236,11 @@ def find_model(text: str) -> str | None:
 
 def find_provider(text: str, signature_id: str) -> str | None:
     """The provider an error record names (host or product word), else the signature row's prefix."""
-    for name, rx in PROVIDER_HINTS:
+    for name, rx in provider_hints():
         if rx.search(text):
             return name
     prefix = signature_id.split(".", 1)[0]
-    return prefix if prefix in {n for n, _ in PROVIDER_HINTS} else None
+    return prefix if prefix in {n for n, _ in provider_hints()} else None
 
 
 def find_request_ids(text: str) -> list[str]:

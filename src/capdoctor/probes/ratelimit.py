@@ -1,9 +1,10 @@
 """Rate-limit, quota and retry hints read from response headers and error bodies: pure parsing, no I/O.
 
 Contract: every function here takes strings (header values, body text) and an explicit `now`, and returns
-plain numbers or frozen dataclasses; nothing sleeps, fetches or reads the clock. The header families are
-data (`FAMILIES`), so adding a provider's spelling means adding a row, not code. This module must not
-decide a cause: it reports numbers, the checks weigh them.
+plain numbers or frozen dataclasses; nothing sleeps, fetches or reads the clock. The header spellings are
+the providers' data (`HeaderFamily` rows in each provider's module), so adding a provider's spelling means
+declaring it there, not code here. This module must not decide a cause: it reports numbers, the checks
+weigh them.
 
 Formats covered (platform-facts B.1-B.7): OpenAI `x-ratelimit-*` with Go-style durations (`6m0s`, `12ms`),
 Anthropic `anthropic-ratelimit-*` with RFC 3339 resets, Codex `x-codex-*-used-percent` with unix resets,
@@ -155,25 +156,6 @@ class Window:
         }
 
 
-@dataclass(frozen=True)
-class Family:
-    """How one provider spells its rate-limit headers: `{prefix}{field}-{window}` or the window first."""
-
-    name: str
-    prefix: str
-    windows: tuple[str, ...]
-    window_first: bool
-    reset_format: str  # "duration" | "instant"
-
-
-FAMILIES: tuple[Family, ...] = (
-    Family("openai", "x-ratelimit-", ("requests", "tokens", "tokens_usage_based"), False, "duration"),
-    Family("anthropic", "anthropic-ratelimit-", ("requests", "tokens", "input-tokens", "output-tokens"), True,
-           "instant"),
-)
-CODEX_WINDOWS = ("primary", "secondary")
-
-
 def _num(value: str | None) -> float | None:
     if value is None:
         return None
@@ -208,11 +190,7 @@ class RateLimits:
     @property
     def headroom(self) -> bool:
         """True when at least one trustworthy window has room and none is exhausted."""
-        return (
-            any(w.has_headroom for w in self.windows)
-            and not self.exhausted
-            and self.unified_status != "rejected"
-        )
+        return any(w.has_headroom for w in self.windows) and not self.exhausted and self.unified_status != "rejected"
 
     @property
     def unknown_only(self) -> bool:
@@ -221,42 +199,34 @@ class RateLimits:
 
 
 def parse_headers(headers: Mapping[str, str], now: datetime) -> RateLimits:
-    """Read every rate-limit family present in `headers` (any case) into windows, plus the retry hint."""
+    """Read every rate-limit family present in `headers` (any case) into windows, plus the retry hint.
+
+    The spellings are the providers' own data (`Adapter.ratelimit_headers`, gathered by the catalogue): a
+    provider with a new spelling declares it in its module, and this function reads it unchanged.
+    """
+    from capdoctor.providers.catalog import header_families
+
     low = {k.lower(): v for k, v in headers.items()}
     windows: list[Window] = []
-    for fam in FAMILIES:
+    for fam in header_families():
         for win in fam.windows:
-            def key(field: str, fam: Family = fam, win: str = win) -> str:
-                return f"{fam.prefix}{win}-{field}" if fam.window_first else f"{fam.prefix}{field}-{win}"
-
-            limit, remaining = _num(low.get(key("limit"))), _num(low.get(key("remaining")))
-            reset_raw = low.get(key("reset"))
-            if limit is None and remaining is None and reset_raw is None:
+            raw = {
+                role: low.get(name)
+                for role in ("limit", "remaining", "reset", "used_percent", "reset_after")
+                if (name := fam.header(role, win)) is not None
+            }
+            if all(v is None for v in raw.values()):
                 continue
-            reset = _reset(reset_raw, fam.reset_format, now)
+            limit, remaining = _num(raw.get("limit")), _num(raw.get("remaining"))
+            reset = _reset(raw.get("reset"), fam.reset_format, now)
+            if reset is None:
+                reset = _num(raw.get("reset_after"))
             unknown = (limit is not None and limit < 0) or (remaining is not None and remaining < 0)
             windows.append(
-                Window(fam.name, win, limit, remaining, None if unknown else reset, unknown=unknown)
+                Window(
+                    fam.name, win, limit, remaining, None if unknown else reset, _num(raw.get("used_percent")), unknown
+                )
             )
-    # OpenRouter / generic: X-RateLimit-Limit, -Remaining, -Reset (epoch ms)
-    if "x-ratelimit-limit" in low or "x-ratelimit-remaining" in low:
-        windows.append(
-            Window(
-                "generic",
-                "requests",
-                _num(low.get("x-ratelimit-limit")),
-                _num(low.get("x-ratelimit-remaining")),
-                _reset(low.get("x-ratelimit-reset"), "instant", now),
-            )
-        )
-    for win in CODEX_WINDOWS:
-        used = _num(low.get(f"x-codex-{win}-used-percent"))
-        if used is None:
-            continue
-        reset = _reset(low.get(f"x-codex-{win}-reset-at"), "instant", now)
-        if reset is None:
-            reset = _num(low.get(f"x-codex-{win}-reset-after-seconds"))
-        windows.append(Window("codex", win, reset_s=reset, used_percent=used))
     unified = low.get("anthropic-ratelimit-unified-status")
     status = unified.strip().lower() if unified else None
     return RateLimits(tuple(windows), parse_retry_after(low, now), status)
@@ -301,8 +271,14 @@ def parse_google_quota(text: str) -> tuple[list[QuotaViolation], float | None]:
                 raw = v.get("quotaDimensions")
                 dims: dict[str, Any] = raw if isinstance(raw, dict) else {}
                 value = _num(str(v["quotaValue"])) if v.get("quotaValue") is not None else None
-                out.append(QuotaViolation(str(v.get("quotaId", "")), str(v.get("quotaMetric", "")), value,
-                                          str(dims.get("model")) if dims.get("model") else None))
+                out.append(
+                    QuotaViolation(
+                        str(v.get("quotaId", "")),
+                        str(v.get("quotaMetric", "")),
+                        value,
+                        str(dims.get("model")) if dims.get("model") else None,
+                    )
+                )
         elif kind.endswith("RetryInfo") and isinstance(d.get("retryDelay"), str):
             delay = parse_duration(d["retryDelay"])
     return out, delay

@@ -1,9 +1,11 @@
-"""The Anthropic adapter: the Messages API on the SDK-style host (the client appends `/v1/messages`).
+"""The Anthropic provider: the Messages API on the SDK-style host (the client appends `/v1/messages`).
 
-Contract: `x-api-key` (or `Authorization: Bearer` when the key came from ANTHROPIC_AUTH_TOKEN, as gateways
-expect), the required `anthropic-version` header and `max_tokens`; stream events `content_block_delta`
-(output) and `error` (e.g. `overloaded_error` after a 200). A base URL that already ends in `/v1` is not
-doubled. No I/O here; no cause decisions.
+Contract: everything capdoctor knows about api.anthropic.com as one adapter class (hosts, `sk-ant-` keys, the
+ANTHROPIC_* variables, `anthropic-ratelimit-*` headers, status.claude.com, Claude Code's switch command), and its
+request shapes: `x-api-key` (or `Authorization: Bearer` when the key came from ANTHROPIC_AUTH_TOKEN, as gateways
+expect), the required `anthropic-version` header and `max_tokens`; stream events `content_block_delta` (output) and
+`error` (e.g. `overloaded_error` after a 200). A base URL that already ends in `/v1` is not doubled. No I/O here; no
+cause decisions.
 """
 
 from __future__ import annotations
@@ -18,13 +20,22 @@ from capdoctor.providers.base import (
     UNDECIDED,
     Adapter,
     ErrorInfo,
+    HeaderFamily,
     Outcome,
     ProbeRequest,
+    StatusPage,
     error_fields,
     join,
 )
 
 ANTHROPIC_VERSION = "2023-06-01"
+ANTHROPIC_RATELIMIT = HeaderFamily(
+    "anthropic",
+    "anthropic-ratelimit-{window}-{field}",
+    ("requests", "tokens", "input-tokens", "output-tokens"),
+    "instant",
+)
+"""`anthropic-ratelimit-requests-remaining`, with RFC 3339 resets."""
 
 
 def _root(base_url: str) -> str:
@@ -36,12 +47,27 @@ class AnthropicAdapter(Adapter):
     """api.anthropic.com Messages API."""
 
     name = "anthropic"
+    aliases = ("claude",)
     default_base_url = "https://api.anthropic.com"
     default_model = "claude-sonnet-4-6"
     light_models = ("claude-haiku-4-5",)
     official_hosts = ("api.anthropic.com",)
+    url_hosts = ("anthropic.com",)
     key_envs = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+    key_prefixes = ("sk-ant-",)
+    base_url_envs = ("ANTHROPIC_BASE_URL",)
+    model_envs = ("ANTHROPIC_MODEL",)
+    model_prefixes = ("claude-",)
     routes = ("messages",)
+    ratelimit_headers = (ANTHROPIC_RATELIMIT,)
+    status_page = StatusPage(
+        "https://status.claude.com",
+        "https://status.claude.com/api/v2/summary.json",
+        ("claude api", "api.anthropic.com", "claude code", "api"),
+    )
+    switch_command = "claude --model {model}"
+    log_hints = r"anthropic|claude"
+    clients = ("claude",)
 
     def auth_headers(self, target: Target) -> dict[str, str]:
         """`x-api-key`, or Bearer for ANTHROPIC_AUTH_TOKEN-style gateway tokens."""
@@ -66,12 +92,16 @@ class AnthropicAdapter(Adapter):
 
     def generate_request(self, target: Target, model: str, route: str) -> ProbeRequest:
         """POST /v1/messages with `max_tokens: 1`, streamed."""
-        body: dict[str, Any] = {"model": model, "max_tokens": 1, "stream": True,
-                                "messages": [{"role": "user", "content": "ping"}]}
-        headers = {**self.base_headers(target), "content-type": "application/json",
-                   "accept": "text/event-stream"}
-        return ProbeRequest("POST", join(_root(target.base_url), "v1/messages"), "messages", headers, body,
-                            stream=True)
+        body: dict[str, Any] = {
+            "model": model,
+            "max_tokens": 1,
+            "stream": True,
+            "messages": [{"role": "user", "content": "ping"}],
+        }
+        headers = {**self.base_headers(target), "content-type": "application/json", "accept": "text/event-stream"}
+        return ProbeRequest(
+            "POST", join(_root(target.base_url), "v1/messages"), "messages", headers, body, stream=True, output_tokens=1
+        )
 
     def read_body(self, route: str, obj: Any) -> Outcome:
         """`{"type":"message"}` is output; `{"type":"error"}` is the failure."""

@@ -1,8 +1,15 @@
 """What every provider adapter knows, and the shapes they share: requests to send, errors and events read.
 
-Contract: an adapter is data plus small pure functions. It builds `ProbeRequest`s (cheapest first: the
-model list, then the smallest valid generation) and reads what comes back (`read_body`, `read_event`) into
-an `Outcome`: output seen, a failure with the provider's own code/type/message, or nothing decisive yet.
+Contract: one provider = one adapter class in one module, and that class is the only place capdoctor writes
+down what it knows about the provider: its hosts, key variables and key prefixes, base-URL and model
+variables, wire APIs, rate-limit header spellings (`HeaderFamily`), status page (`StatusPage`), model list,
+light models, the coding client's switch command, and the words that name it in a log. Discovery, the
+status and quota checks, the rate-limit parser, the models rules, the client checks and the log scanner read
+these attributes through `capdoctor.providers.catalog`; none of them keeps a per-provider table of its own.
+
+An adapter is data plus small pure functions. It builds `ProbeRequest`s (cheapest first: the model list,
+then the smallest valid generation) and reads what comes back (`read_body`, `read_event`) into an
+`Outcome`: output seen, a failure with the provider's own code/type/message, or nothing decisive yet.
 Adapters never do I/O, never classify causes (that is `capdoctor.signatures`), and never hold a key
 beyond putting it into the request headers they return.
 """
@@ -22,22 +29,40 @@ if TYPE_CHECKING:
     from capdoctor.probes.sse import Event
 
 PROBE_PROMPT = "ping"
+OUTPUT_TOKENS = 16
+"""The output cap of one probe generation (the Responses API rejects less than 16)."""
 
 REQUEST_ID_HEADERS: tuple[str, ...] = (
-    "x-request-id", "x-oai-request-id", "request-id", "apim-request-id", "x-goog-request-id",
+    "x-request-id",
+    "x-oai-request-id",
+    "request-id",
+    "apim-request-id",
+    "x-goog-request-id",
     "x-amzn-requestid",
 )
 """Response headers that carry the provider's request id, in preference order (cf-ray is kept apart)."""
 
-SECRET_HEADERS = frozenset({
-    "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie", "set-cookie",
-})
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "cookie",
+        "set-cookie",
+    }
+)
 """Header names whose values are never stored, in requests or responses."""
 
 
 @dataclass(frozen=True)
 class ProbeRequest:
-    """One HTTP request an adapter wants sent. `route` names it (`models`, `chat`, `responses`, ...)."""
+    """One HTTP request an adapter wants sent. `route` names it (`models`, `chat`, `responses`, ...).
+
+    `output_tokens` is the most output the request may generate (0 for the spend-nothing calls): the
+    prober adds them up against its token budget.
+    """
 
     method: str
     url: str
@@ -46,6 +71,48 @@ class ProbeRequest:
     body: Mapping[str, Any] | None = None
     params: Mapping[str, str] = field(default_factory=dict)
     stream: bool = False
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class HeaderFamily:
+    """How one provider spells its rate-limit headers, as data for `capdoctor.probes.ratelimit`.
+
+    `template` builds a header name from a field and a window: `x-ratelimit-{field}-{window}` (OpenAI),
+    `anthropic-ratelimit-{window}-{field}` (Anthropic), `x-ratelimit-{field}` (one window, OpenRouter).
+    `fields` pairs what capdoctor reads (`limit`, `remaining`, `reset`, `used_percent`, `reset_after`) with the
+    provider's word for it; `reset_format` says how `reset` is written: `duration` (Go-style `6m0s`) or
+    `instant` (RFC 3339, HTTP-date or epoch). `reset_after` is always plain seconds.
+    """
+
+    name: str
+    template: str
+    windows: tuple[str, ...]
+    reset_format: str = "duration"
+    fields: tuple[tuple[str, str], ...] = (("limit", "limit"), ("remaining", "remaining"), ("reset", "reset"))
+
+    def header(self, role: str, window: str) -> str | None:
+        """The header name that carries `role` for `window`, or None when this family has no such field."""
+        word = dict(self.fields).get(role)
+        return self.template.format(field=word, window=window) if word else None
+
+
+X_RATELIMIT = HeaderFamily("openai", "x-ratelimit-{field}-{window}", ("requests", "tokens", "tokens_usage_based"))
+"""OpenAI's spelling (`x-ratelimit-remaining-requests`, Go-style resets), copied by many compatible APIs."""
+
+
+@dataclass(frozen=True)
+class StatusPage:
+    """Where a provider reports incidents.
+
+    `feed` is a Statuspage-v2-compatible JSON feed ('' when the provider publishes none that capdoctor
+    reads), `human` the page to open, `components` lower-case substrings of component names that concern
+    API users (an incident on another component is context only).
+    """
+
+    human: str = ""
+    feed: str = ""
+    components: tuple[str, ...] = ("api",)
 
 
 @dataclass(frozen=True)
@@ -96,8 +163,7 @@ FINISHED = Outcome(ok=True, done=True)
 def _text(value: Any) -> str | None:
     if value is None:
         return None
-    return value if isinstance(value, str) else json.dumps(value) if not isinstance(value, (int, float)) \
-        else str(value)
+    return value if isinstance(value, str) else json.dumps(value) if not isinstance(value, (int, float)) else str(value)
 
 
 def error_fields(obj: Any) -> ErrorInfo | None:
@@ -155,18 +221,65 @@ def host_of(url: str) -> str:
 class Adapter:
     """Base adapter with OpenAI-shaped defaults; subclasses override data and the few functions that differ.
 
-    Data attributes: `name`, `default_base_url`, `default_model`, `light_models` (the default alternatives
-    for "switch the model"), `official_hosts` (anything else is a relay or a local server), `key_envs`.
+    Every class attribute below is one fact about the provider (see the module docstring); a subclass
+    states the ones that differ from these defaults.
     """
 
     name = "openai"
+    aliases: tuple[str, ...] = ()
+    """Other spellings users type for `--provider`."""
     default_base_url = "https://api.openai.com/v1"
     default_model = "gpt-5.5"
     light_models: tuple[str, ...] = ("gpt-5.4-mini", "gpt-5-mini")
+    """The default alternatives for "switch the model"."""
     official_hosts: tuple[str, ...] = ("api.openai.com",)
+    """The provider's own API hosts (`.suffix` matches subdomains); any other host is a relay or local server."""
+    url_hosts: tuple[str, ...] = ()
+    """Host suffixes that name this provider in a base URL (default: `official_hosts` without leading dots)."""
     key_envs: tuple[str, ...] = ("OPENAI_API_KEY",)
+    """Variables that hold the key, in the order the clients read them."""
+    key_prefixes: tuple[str, ...] = ()
+    """How the provider's keys begin (the key's "shape"); empty when its keys have no recognisable prefix."""
+    key_required = True
+    """False for servers that commonly run without a key (local model servers)."""
+    base_url_envs: tuple[str, ...] = ()
+    """Variables that set the base URL, in the order the clients read them."""
+    client_base_url_envs: tuple[str, ...] = ()
+    """Further variables some clients read for this provider's base URL (steer a client, not capdoctor)."""
+    model_envs: tuple[str, ...] = ()
+    """Variables that set the model."""
+    api_version_envs: tuple[str, ...] = ()
+    """Variables that set an API version (Azure)."""
+    claims_env = True
+    """Whether this provider's variables alone imply it when nothing more explicit names a provider."""
+    model_prefixes: tuple[str, ...] = ()
+    """Model-name prefixes that imply this provider (`claude-` → anthropic)."""
     routes: tuple[str, ...] = ("chat",)
-    """Generation routes in preference order when the target does not name its wire API."""
+    """Generation routes (wire APIs) in preference order when the target does not name its wire API."""
+    ratelimit_headers: tuple[HeaderFamily, ...] = ()
+    """The rate-limit header spellings its responses carry."""
+    status_page = StatusPage()
+    switch_command: str | None = None
+    """How the provider's own coding client switches model (`{model}` is filled in), for a next step."""
+    log_hints = ""
+    """A regular expression (case-insensitive) whose match near an error in a log names this provider."""
+    clients: tuple[str, ...] = ()
+    """Coding clients that talk to this provider by default."""
+
+    def base_url_from_env(self, value: str) -> str:
+        """The base URL a client derives from a `base_url_envs` value (Azure appends its path)."""
+        return value
+
+    def env_vars(self) -> tuple[str, ...]:
+        """Every variable this provider reads (keys, base URL, model, API version), without repeats."""
+        names = (
+            *self.key_envs,
+            *self.base_url_envs,
+            *self.client_base_url_envs,
+            *self.model_envs,
+            *self.api_version_envs,
+        )
+        return tuple(dict.fromkeys(names))
 
     def auth_headers(self, target: Target) -> dict[str, str]:
         """Headers that carry the key (Bearer by default); empty when there is no key."""
@@ -182,8 +295,13 @@ class Adapter:
 
     def list_request(self, target: Target) -> ProbeRequest:
         """The spend-nothing call: the model list."""
-        return ProbeRequest("GET", join(target.base_url, "models"), "models", self.base_headers(target),
-                            params=self.query(target))
+        return ProbeRequest(
+            "GET", join(target.base_url, "models"), "models", self.base_headers(target), params=self.query(target)
+        )
+
+    def key_request(self, target: Target) -> ProbeRequest | None:
+        """A spend-nothing call that describes the key's own limits (OpenRouter's `GET /key`), if any."""
+        return None
 
     def parse_models(self, obj: Any) -> list[str] | None:
         """Model ids from the list response (`{"data":[{"id"}]}`), or None when the shape is unknown."""
@@ -208,30 +326,58 @@ class Adapter:
 
     def generate_request(self, target: Target, model: str, route: str) -> ProbeRequest:
         """The smallest valid generation for `model` on `route`, streamed so in-stream failures show."""
-        headers = {**self.base_headers(target), "content-type": "application/json",
-                   "accept": "text/event-stream"}
+        headers = {**self.base_headers(target), "content-type": "application/json", "accept": "text/event-stream"}
         if route == "responses":
-            body: dict[str, Any] = {"model": model, "input": PROBE_PROMPT, "max_output_tokens": 16,
-                                    "stream": True, "store": False}
-            return ProbeRequest("POST", join(target.base_url, "responses"), route, headers, body,
-                                self.query(target), stream=True)
-        body = {"model": model, "messages": [{"role": "user", "content": PROBE_PROMPT}],
-                "stream": True, **self.token_limit(model)}
-        return ProbeRequest("POST", join(target.base_url, "chat/completions"), route, headers, body,
-                            self.query(target), stream=True)
+            body: dict[str, Any] = {
+                "model": model,
+                "input": PROBE_PROMPT,
+                "max_output_tokens": OUTPUT_TOKENS,
+                "stream": True,
+                "store": False,
+            }
+            return ProbeRequest(
+                "POST",
+                join(target.base_url, "responses"),
+                route,
+                headers,
+                body,
+                self.query(target),
+                stream=True,
+                output_tokens=OUTPUT_TOKENS,
+            )
+        body = {
+            "model": model,
+            "messages": [{"role": "user", "content": PROBE_PROMPT}],
+            "stream": True,
+            **self.token_limit(model),
+        }
+        return ProbeRequest(
+            "POST",
+            join(target.base_url, "chat/completions"),
+            route,
+            headers,
+            body,
+            self.query(target),
+            stream=True,
+            output_tokens=OUTPUT_TOKENS,
+        )
 
     def token_limit(self, model: str) -> dict[str, int]:
         """The chat output cap: `max_completion_tokens` (reasoning models reject `max_tokens`)."""
-        return {"max_completion_tokens": 16}
+        return {"max_completion_tokens": OUTPUT_TOKENS}
 
     def read_body(self, route: str, obj: Any) -> Outcome:
         """Read a complete (non-stream) JSON body: output, or the error inside even an HTTP 200."""
         err = error_fields(obj)
         if err is not None:
             return Outcome(error=err)
-        if isinstance(obj, dict) and (obj.get("choices") or obj.get("output") is not None
-                                      or obj.get("status") in ("completed", "incomplete")
-                                      or obj.get("content") is not None or obj.get("candidates")):
+        if isinstance(obj, dict) and (
+            obj.get("choices")
+            or obj.get("output") is not None
+            or obj.get("status") in ("completed", "incomplete")
+            or obj.get("content") is not None
+            or obj.get("candidates")
+        ):
             return OK
         return UNDECIDED
 
@@ -248,8 +394,11 @@ class Adapter:
             return UNDECIDED
         if name in ("response.completed", "response.incomplete"):
             return FINISHED
-        if name in ("response.output_text.delta", "response.output_item.added",
-                    "response.reasoning_summary_text.delta"):
+        if name in (
+            "response.output_text.delta",
+            "response.output_item.added",
+            "response.reasoning_summary_text.delta",
+        ):
             return OK
         choices = obj.get("choices")
         for choice in choices if isinstance(choices, list) else []:
@@ -258,7 +407,8 @@ class Adapter:
             delta = choice.get("delta") or choice.get("message") or {}
             if choice.get("finish_reason"):
                 return FINISHED
-            if (isinstance(delta, dict) and any(
-                    delta.get(k) for k in ("content", "reasoning", "reasoning_content", "tool_calls"))):
+            if isinstance(delta, dict) and any(
+                delta.get(k) for k in ("content", "reasoning", "reasoning_content", "tool_calls")
+            ):
                 return OK
         return UNDECIDED
