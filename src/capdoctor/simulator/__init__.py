@@ -3,6 +3,7 @@
 
 It backs `capdoctor simulate` / `capdoctor demo` and the test suite. Modules:
   scenarios.py   the scenarios, with the providers' literal error responses as data
+  hosted.py      hosted OpenAI-compatible providers as rows (prefix, catalogue, headers, their own words)
   payloads.py    success bodies, headers, model catalogues and stream framing (pure)
   statuspage.py  Statuspage v2 and incident.io-style documents (pure)
   routes.py      request -> response decisions (pure apart from the clock and ids)
@@ -14,6 +15,7 @@ Routes, all on one port (`Simulator.base_url(provider)` gives the client-facing 
   /gemini/v1beta/models[/{m}:generateContent|:streamGenerateContent]   Gemini
   /ollama/api/{version,tags,ps,chat,generate}, /ollama/v1/...   Ollama native and OpenAI-compatible
   /openrouter/api/v1/{models,chat/completions,key}              OpenRouter
+  <prefix>/{models,chat/completions}                            each hosted shape in hosted.HOSTED
   /status/api/v2/{summary,status,components,incidents}.json, /status/proxy/status   status pages
   /cdn-cgi/trace, /                                             Cloudflare trace text, JSON index
 

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 from capdoctor.simulator import payloads, statuspage
+from capdoctor.simulator.hosted import BY_NAME as HOSTED
 from capdoctor.simulator.scenarios import (
     DEFAULT_PS,
     MODEL_NOT_FOUND,
@@ -35,10 +36,11 @@ PREFIXES: Mapping[str, str] = {
     "ollama": "/ollama",
     "openai-compatible": "/ollama/v1",
     "openrouter": "/openrouter/api/v1",
+    **{h.name: h.prefix for h in HOSTED.values()},
 }
 PROVIDER_SHAPE: Mapping[str, str] = {
     "openai": "openai", "anthropic": "anthropic", "gemini": "gemini", "ollama": "ollama",
-    "openai-compatible": "compat", "openrouter": "openrouter",
+    "openai-compatible": "compat", "openrouter": "openrouter", **{name: name for name in HOSTED},
 }
 SSE_TYPE = "text/event-stream; charset=utf-8"
 JSON_TYPE = "application/json"
@@ -113,7 +115,8 @@ def _json_bytes(body: Any) -> bytes:
 def _out(shape: str, status: int, body: Any, call: Call, model: str = "", extra: Mapping[str, str] | None = None,
          content_type: str = JSON_TYPE) -> Outgoing:
     """Assemble a response of `shape`: provider headers, filled extra headers, body bytes."""
-    headers = payloads.base_headers(shape)
+    hosted = HOSTED.get(shape)
+    headers = hosted.headers() if hosted else payloads.base_headers(shape)
     request_id = headers.get("x-request-id") or headers.get("request-id") or payloads.new_request_id()
     values: dict[str, str | int] = {
         "model": model,
@@ -127,7 +130,7 @@ def _out(shape: str, status: int, body: Any, call: Call, model: str = "", extra:
     headers["content-type"] = content_type
     filled = fill(body, values)
     data = filled.encode() if isinstance(filled, str) else _json_bytes(filled)
-    return Outgoing(status, headers, data, server=payloads.SERVER_NAMES.get(shape, ""))
+    return Outgoing(status, headers, data, server=hosted.server if hosted else payloads.SERVER_NAMES.get(shape, ""))
 
 
 def _from_reply(reply: Reply, shape: str, call: Call, model: str) -> Outgoing:
@@ -155,9 +158,14 @@ def _stream(shape: str, call: Call, events: list[payloads.Event], framing: str, 
     return out
 
 
+def _catalog(shape: str) -> tuple[str, tuple[str, ...]]:
+    hosted = HOSTED.get(shape)
+    return hosted.catalog if hosted else payloads.CATALOG["ollama" if shape == "compat" else shape]
+
+
 def _alternatives(sc: Scenario) -> set[str]:
-    alts = {m for _, shape_alts in payloads.CATALOG.values() for m in shape_alts}
-    return alts | set(sc.alt_models)
+    catalogs = [*payloads.CATALOG.values(), *(h.catalog for h in HOSTED.values())]
+    return {m for _, shape_alts in catalogs for m in shape_alts} | set(sc.alt_models)
 
 
 def _failing(call: Call, model: str) -> bool:
@@ -171,7 +179,16 @@ def _failing(call: Call, model: str) -> bool:
 
 
 def _reply(sc: Scenario, shape: str, route: str) -> Reply | None:
-    return sc.replies.get(f"{shape}:{route}") or sc.replies.get(shape)
+    reply = sc.replies.get(f"{shape}:{route}") or sc.replies.get(shape)
+    hosted = HOSTED.get(shape)
+    if reply is None and hosted is not None:  # a hosted shape plays the OpenAI reply, in its own words if it has them
+        return hosted.translate(sc.replies.get(f"openai:{route}") or sc.replies.get("openai"))
+    return reply
+
+
+def _stream_error(sc: Scenario, shape: str) -> Any:
+    error = sc.stream_errors.get(shape)
+    return sc.stream_errors.get("openai") if error is None and shape in HOSTED else error
 
 
 def _models_for(sc: Scenario, shape: str) -> list[str]:
@@ -180,8 +197,7 @@ def _models_for(sc: Scenario, shape: str) -> list[str]:
     The scenario's models are offered on every shape, so a scenario can be played through any client
     (e.g. the `quota` scenario's gpt-5.5 through the Gemini shape).
     """
-    catalog_shape = "ollama" if shape == "compat" else shape
-    primary, alts = payloads.CATALOG[catalog_shape]
+    primary, alts = _catalog(shape)
     models = [primary, *alts]
     models += [m for m in (sc.primary_model, *sc.alt_models) if m not in models]
     if sc.unlisted_primary:
@@ -222,15 +238,18 @@ def _generate(call: Call, shape: str, route: str, model: str, stream: bool,
               framing: str) -> Outgoing:
     """The one generation flow: failure (stream error or literal reply) if this request fails, else success."""
     sc = call.scenario
-    extra = payloads.success_headers(shape, call.now)
+    hosted = HOSTED.get(shape)
+    extra = hosted.rate_headers(call.now) if hosted else payloads.success_headers(shape, call.now)
     if sc.everywhere and sc.fails != "none":  # refused before the model is even looked at (auth, region, WAF)
         reply = _reply(sc, shape, route)
         if reply is not None:
             return _from_reply(reply, shape, call, model)
     if model not in _models_for(sc, shape) and model != sc.primary_model:  # (unlisted_primary drops it)
-        return _from_reply(MODEL_NOT_FOUND[shape], shape, call, model)  # a model this provider does not have
+        missing = MODEL_NOT_FOUND.get(shape) or HOSTED[shape].translate(MODEL_NOT_FOUND["openai"])
+        if missing is not None:  # a model this provider does not have
+            return _from_reply(missing, shape, call, model)
     if _failing(call, model):
-        stream_error = sc.stream_errors.get(shape)
+        stream_error = _stream_error(sc, shape)
         if stream and stream_error is not None:
             return _stream(shape, call, events(fill(stream_error, {"model": model}), False), framing, False, extra)
         reply = _reply(sc, shape, route)
@@ -351,8 +370,9 @@ def _status(call: Call, doc: str) -> Outgoing:
 
 def _not_found(req: Incoming, call: Call) -> Outgoing:
     path = req.path
-    if path.startswith("/v1") or path.startswith("/openrouter"):
-        shape = "openrouter" if path.startswith("/openrouter") else "openai"
+    hosted = next((h.name for h in HOSTED.values() if path.startswith(h.prefix)), None)
+    if path.startswith("/v1") or path.startswith("/openrouter") or hosted:
+        shape = hosted or ("openrouter" if path.startswith("/openrouter") else "openai")
         body: Any = {"error": {"message": f"Invalid URL ({req.method} {path})", "type": "invalid_request_error",
                                "param": None, "code": None}}
         return _out(shape, 404, body, call)
@@ -373,7 +393,8 @@ def _routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         return lambda r, c, m: _openai_like(r, c, shape, route)
 
     def lst(shape: str) -> Handler:
-        return lambda r, c, m: _listing(shape, c, lambda: payloads.model_list(shape, _models_for(c.scenario, shape)))
+        wire = "openai" if shape in HOSTED else shape  # hosted shapes list models the OpenAI way
+        return lambda r, c, m: _listing(shape, c, lambda: payloads.model_list(wire, _models_for(c.scenario, shape)))
 
     def anthropic(handler: Handler) -> Handler:
         return lambda r, c, m: _anthropic_version_missing(r, c) or handler(r, c, m)
@@ -415,6 +436,9 @@ def _routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         ("GET", r"/openrouter/api/v1/(auth/)?key", lambda r, c, m: _listing(
             "openrouter", c, lambda: {"data": dict(c.scenario.openrouter_key or OPENROUTER_KEY_OK)}, "key")),
     ]
+    for h in HOSTED.values():
+        table += [("GET", re.escape(h.prefix) + r"/models", lst(h.name)),
+                  ("POST", re.escape(h.prefix) + r"/chat/completions", gen(h.name, "chat"))]
     return [(method, re.compile(pattern + r"/?\Z"), handler) for method, pattern, handler in table]
 
 
