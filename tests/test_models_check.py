@@ -106,12 +106,48 @@ def test_everything_fails_with_quota_is_not_capacity(sim: Any, home: Path) -> No
     assert all(len(m["attempts"]) == 1 for m in result.data["models"])  # not retryable: one attempt each
 
 
-@pytest.mark.scenario("reset")
+@pytest.mark.scenario("account-throttled")
 def test_request_cap(sim: Any, home: Path) -> None:
     result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home,
                                        options={"models.max_requests": 4}))
     assert result.data["requests"] == 4
     assert len(sim.requests) <= 4
+
+
+@pytest.mark.scenario("reset")
+def test_a_target_that_resets_every_request_is_left_after_two_tries(sim: Any, home: Path) -> None:
+    result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home, alts=("gpt-5.4-mini",)))
+    assert result.data["requests"] == 2 and len(sim.requests) == 2  # the list call and one generation
+    assert "connection failures in a row" in result.data["stopped"]
+    assert [m["model"] for m in result.data["models"]] == ["gpt-5.5"]  # no alternative: it would only repeat
+    assert (Cause.NETWORK, Strength.STRONG) in by_cause(result)
+
+
+@pytest.mark.scenario("healthy")
+def test_the_primary_is_sampled_even_after_a_success(sim: Any, home: Path) -> None:
+    result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home,
+                                       options={"models.primary_attempts": 4}))
+    row = result.data["models"][0]
+    assert row["outcome"] == "ok" and row["attempted"] == 4 and row["failed"] == 0
+    assert row["failure_rate"] == "0 of 4 attempts failed"
+    assert len(generations(sim)) == 4 and len(result.data["models"]) == 1  # no alternative for a healthy model
+    assert result.data["output_tokens"] == 4 * 16
+
+
+@pytest.mark.scenario("flaky-capacity")
+def test_the_failure_rate_and_signatures_are_reported(sim: Any, home: Path) -> None:
+    result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home))
+    row = result.data["models"][0]
+    assert (row["attempted"], row["failed"], row["failure_rate"]) == (3, 2, "2 of 3 attempts overloaded")
+    assert sum(row["signatures"].values()) == 2
+    assert "2 of 3 attempts overloaded" in result.summary
+
+
+@pytest.mark.scenario("auth")
+def test_what_cannot_succeed_is_never_retried(sim: Any, home: Path) -> None:
+    result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home))
+    assert all(len(m["attempts"]) == 1 for m in result.data["models"])
+    assert all(a["status"] == 401 for m in result.data["models"] for a in m["attempts"])
 
 
 @pytest.mark.scenario("rate-limit")
@@ -134,7 +170,8 @@ def test_healthy_passes_with_against_capacity(sim: Any, home: Path) -> None:
     result = ModelsCheck().run(ctx_for(sim.base_url("gemini"), "gemini", "gemini-2.5-pro", home))
     assert result.status is Status.PASS
     assert (Cause.CAPACITY, Strength.AGAINST) in by_cause(result)
-    assert len(generations(sim)) == 1  # a healthy primary adds no load on alternatives
+    sent = generations(sim)
+    assert len(sent) == 3 and all("gemini-2.5-pro" in r["path"] for r in sent)  # samples; no alternative
 
 
 @pytest.mark.scenario("blackhole")
@@ -254,9 +291,10 @@ def overloaded_once() -> Iterator[str]:
 
 
 def test_retry_after_is_honoured(overloaded_once: str, home: Path) -> None:
-    result = ModelsCheck().run(ctx_for(overloaded_once, "openai", "gpt-5.5", home, options={"models.backoff_s": 5}))
+    result = ModelsCheck().run(ctx_for(overloaded_once, "openai", "gpt-5.5", home,
+                                       options={"models.backoff_s": 5, "models.primary_attempts": 2}))
     attempts = result.data["models"][0]["attempts"]
-    assert [a["kind"] for a in attempts[-2:]] == ["http_error", "ok"]
+    assert [a["kind"] for a in attempts] == ["http_error", "ok"]
     assert attempts[-1]["waited_s"] == 1.0  # the server's hint, not the (long) configured backoff
     assert result.data["models"][0]["outcome"] == "flaky"
 

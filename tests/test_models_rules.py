@@ -200,11 +200,22 @@ CASES = [
          Status.FAIL, has=(CAP_STRONG,), summary="HTTP 200 stream server_is_overloaded"),
     Case("alternative only flaky still counts as working",
          lambda: evidence(primary("gpt-5.5", http(OVERLOADED)), run("gpt-5.4-mini", http(OVERLOADED), ok())),
-         Status.FAIL, has=(CAP_STRONG,), summary="gpt-5.4-mini is flaky"),
+         Status.FAIL, has=(CAP_STRONG,), summary="gpt-5.4-mini is intermittent: 1 of 2 attempts overloaded"),
     # --- intermittent
     Case("intermittent with a capacity signature → capacity moderate",
          lambda: evidence(primary("gpt-5.5", http(OVERLOADED), ok())),
-         Status.WARN, has=(CAP_MOD,), lacks=(CAP_STRONG, CAP_AGAINST), summary="gpt-5.5 is flaky"),
+         Status.WARN, has=(CAP_MOD,), lacks=(CAP_STRONG, CAP_AGAINST),
+         summary="gpt-5.5 is intermittent: 1 of 2 attempts overloaded"),
+    Case("one capacity failure among sampled successes → intermittent capacity (moderate), peak-hour advice",
+         lambda: evidence(primary("gpt-5.5", ok(), http(OVERLOADED), ok()), run("gpt-5.4-mini", ok())),
+         Status.WARN, has=(CAP_MOD,), lacks=(CAP_STRONG, CAP_AGAINST),
+         summary="gpt-5.5 is intermittent: 1 of 3 attempts overloaded",
+         extra=lambda fs: _peak_hours(fs, "1 of 3 attempts overloaded")),
+    Case("most sampled attempts at capacity while the alternative answers → strong and intermittent",
+         lambda: evidence(primary("gpt-5.5", ok(), http(OVERLOADED), http(OVERLOADED)), run("gpt-5.4-mini", ok())),
+         Status.FAIL, has=(CAP_STRONG, CAP_MOD), lacks=(CAP_AGAINST,),
+         summary="gpt-5.5 is intermittent: 2 of 3 attempts overloaded",
+         extra=lambda fs: _peak_hours(fs, "2 of 3 attempts overloaded")),
     Case("intermittent without a capacity cause → capacity weak only",
          lambda: evidence(primary("gpt-5.5", undecided(), ok())),
          Status.WARN, has=(CAP_WEAK,), lacks=(CAP_MOD, CAP_STRONG)),
@@ -328,6 +339,13 @@ CASES = [
          lambda: evidence(model="gpt-5.5"),
          Status.PASS, summary="nothing was probed (no time left)"),
 ]
+
+
+def _peak_hours(findings: list[Finding], rate: str) -> None:
+    moderate = next(f for f in findings if f.cause is Cause.CAPACITY and f.strength is Strength.MODERATE)
+    assert rate in moderate.message and moderate.data["failure_rate"] == rate
+    assert any("off-peak" in s.text for s in moderate.next_steps)
+    assert moderate.data["signatures"]  # the signatures seen, with their counts
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

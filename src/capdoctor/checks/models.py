@@ -1,14 +1,16 @@
 """The `models` check ("Switch model"): probe the primary model and a lighter one, and read what differs.
 
-Contract: the first and most important stage of the triage. It lists the provider's models (spends
-nothing), then — unless `--no-inference` — sends the smallest valid generation to the primary model and to
-each alternative (the target's, else a lighter model of the same provider), a few bounded attempts each
-(see `probes.http_probe`). Every error body and stream event is read through `capdoctor.signatures`. This
-module is the I/O half: it probes, gathers an `Evidence` and hands it to `models_rules.judge`, which owns
-the source articles' rules (primary fails with a capacity signature while an alternative works → capacity,
-and the rest) — put judgement there, not here. It must not print, sleep past the deadline, or store a
-secret: response headers are kept (for the quota check) without Authorization/x-api-key/cookies, and the
-key's value is redacted (capdoctor.redact) from everything it returns.
+Contract: the first and most important stage of the triage. It lists the provider's models (spends nothing),
+then — unless `--no-inference` — samples the primary model with the smallest valid generation (a few attempts
+even after a success: capacity errors come and go) and, when the primary failed at least once, tries each
+alternative (the target's, else a lighter model of the same provider) until it answers (see
+`probes.http_probe`). The primary's failure rate and the signatures seen go into `data["models"]`. Every error
+body and stream event is read through `capdoctor.signatures`. This module is the I/O half: it probes, gathers
+an `Evidence` and hands it to `models_rules.judge`, which owns the source articles' rules (primary fails with
+a capacity signature while an alternative works → capacity, and the rest) — put judgement there, not here. It
+must not print, sleep past the deadline, or store a secret: response headers are kept (for the quota check)
+without Authorization/x-api-key/cookies, and the key's value is redacted (capdoctor.redact) from everything it
+returns.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from capdoctor.checks.models_rules import (
     Evidence,
     attempt_cause,
     exchange_label,
+    failure_rate,
     judge,
     key_level,
     request_ids,
@@ -136,7 +139,7 @@ class ModelsCheck(Registered, check_id="models"):
             listed = adapter.parse_models(listing.json_body) if listing is not None and listing.ok else None
             runs: list[ModelRun] = []
             if not ctx.no_inference and target.model:
-                runs.append(prober.probe(target.model, "primary"))
+                runs.append(prober.probe(target.model, "primary", sample=True))
                 if runs[0].outcome != "ok":
                     alternatives = default_alternatives(target, adapter, listed)
                     if key_level(runs[0]):
@@ -152,7 +155,7 @@ class ModelsCheck(Registered, check_id="models"):
         status, summary, findings = judge(ev)
         data = {
             "models": [{"model": r.model, "role": r.role, "outcome": r.outcome, "stop_reason": r.stop_reason,
-                        "attempts": [attempt_row(a) for a in r.attempts]} for r in runs],
+                        **failure_rate(r), "attempts": [attempt_row(a) for a in r.attempts]} for r in runs],
             "available_models": listed[:MAX_LISTED] if listed is not None else None,
             "model_listed": None if listed is None else target.model in listed,
             "responses": [{"model": m, "route": ex.route, "status": ex.status, "kind": ex.kind,
@@ -160,6 +163,7 @@ class ModelsCheck(Registered, check_id="models"):
                            "error_body": None if ex.ok or ex.kind == "html" else ex.body[:MAX_ERROR_BODY] or None}
                           for m, ex in prober.exchanges],
             "requests": prober.requests,
+            "output_tokens": prober.output_tokens,
             "route": prober.routes[0] if prober.routes else None,
             "stopped": prober.stopped or None,
         }

@@ -5,7 +5,10 @@ exchange, whether the rate-limit headers showed headroom) into the check's statu
 findings, encoding the source articles' rules:
 
 - the primary fails with a capacity signature while an alternative answers → capacity (strong);
-- the primary is intermittent with a capacity signature → capacity (moderate); intermittent otherwise → weak;
+- the primary is intermittent (it is sampled: a few attempts even after a success) with a capacity
+  signature → capacity (moderate, with the peak-hour advice and its failure rate), plus the strong
+  switch-the-model finding when most attempts failed and an alternative answers; intermittent otherwise
+  → weak. One capacity failure among successes is intermittent capacity, never "no problem";
 - every model fails with the capacity code on a healthy path with quota headroom → account (strong),
   capacity second (weak); without headroom or on an unhealthy path → capacity (moderate), account (weak);
 - no alternative to compare with (none given, none sent, or it failed otherwise) → capacity (moderate);
@@ -128,6 +131,30 @@ def attempt_label(a: Attempt) -> str:
 def exchange_label(ex: Exchange) -> str:
     """`HTTP <status>`, or the connection kind when no HTTP answer came back."""
     return f"HTTP {ex.status}" if ex.status is not None else ex.kind
+
+
+def failure_rate(run: ModelRun) -> dict[str, Any]:
+    """Report data for one run: attempts, failures, the rate in words and the signatures seen (with counts)."""
+    fails = run.failures
+    seen: dict[str, int] = {}
+    for a in fails:
+        label = signature_id(a) or attempt_label(a)
+        seen[label] = seen.get(label, 0) + 1
+    return {"attempted": len(run.attempts), "failed": len(fails), "failure_rate": rate_text(run),
+            "signatures": seen}
+
+
+def rate_text(run: ModelRun) -> str:
+    """`2 of 3 attempts overloaded` (`failed` when not every failure is a capacity failure)."""
+    fails = run.failures
+    word = "overloaded" if fails and all(attempt_cause(a) is Cause.CAPACITY for a in fails) else "failed"
+    return f"{len(fails)} of {len(run.attempts)} attempts {word}"
+
+
+PEAK_HOURS_STEP = NextStep(
+    "Capacity errors that come and go are peak-hour saturation: retry with backoff and jitter, keep a fallback "
+    "model configured, and move heavy or batch work off-peak.")
+"""The advice for intermittent capacity (the finding-specific step, ahead of the generic capacity steps)."""
 
 
 def key_level(run: ModelRun) -> bool:
@@ -279,6 +306,8 @@ def _signature_findings(ev: Evidence, runs: Sequence[ModelRun]) -> list[Finding]
 
 def _capacity_findings(ev: Evidence) -> list[Finding]:
     """The switch-the-model rule over the primary and the alternatives."""
+    from capdoctor.fallback.client import fallback_step
+
     if not ev.runs:
         return []
     primary, alts = ev.runs[0], [r for r in ev.runs[1:] if r.attempts]
@@ -289,32 +318,34 @@ def _capacity_findings(ev: Evidence) -> list[Finding]:
             n_ok = len(primary.attempts) - len(primary.failures)
             out.append(Finding(Cause.CAPACITY, Strength.WEAK,
                                f"{primary.model} answered only {n_ok} of {len(primary.attempts)} attempts: "
-                               "intermittent failures.", {"model": primary.model}))
+                               "intermittent failures.", {"model": primary.model, **failure_rate(primary)}))
         return out
     first = cap_fails[-1]
     rid, ray = request_ids(first.exchange)
     base = {"model": primary.model, "status": first.exchange.status, "signature": signature_id(first),
             "request_id": rid, "cf_ray": ray}
     working = [r for r in alts if r.outcome in ("ok", "flaky")]
-    if working:
-        from capdoctor.fallback.client import fallback_step
-
+    mostly_failing = 2 * len(primary.failures) > len(primary.attempts)
+    if working and mostly_failing:
         alt = working[0].model
         cmd = ev.adapter.switch_command
+        rate = "" if primary.outcome == "fail" else f" on {rate_text(primary)}"
         out.append(Finding(
             Cause.CAPACITY, Strength.STRONG,
-            f"{primary.model} fails with a capacity signature ({attempt_label(first)}) while {alt} answers: the "
-            "model is at capacity, not your key, network or client.",
+            f"{primary.model} fails with a capacity signature ({attempt_label(first)}){rate} while {alt} answers: "
+            "the model is at capacity, not your key, network or client.",
             {**base, "alternative": alt},
             (NextStep(f"Switch to {alt} for now and back to {primary.model} later.",
                       cmd.format(model=alt) if cmd else None),
              fallback_step(ev.target))))
     if primary.outcome == "flaky":
-        n_ok = len(primary.attempts) - len(primary.failures)
+        also = f"; {working[0].model} answered meanwhile" if working else ""
         out.append(Finding(
             Cause.CAPACITY, Strength.MODERATE,
-            f"{primary.model} is intermittent: {n_ok} of {len(primary.attempts)} attempts answered, the "
-            f"others failed with {attempt_label(first)} — the signature of a saturated model.", base))
+            f"{primary.model} is intermittent: {rate_text(primary)} ({attempt_label(first)}){also} — a model "
+            "that is saturated at times, typically at peak hours.",
+            {**base, **failure_rate(primary)},
+            (PEAK_HOURS_STEP, fallback_step(ev.target)) if working else (PEAK_HOURS_STEP,)))
         return out
     if working:
         return out
@@ -407,9 +438,11 @@ def judge(ev: Evidence) -> tuple[Status, str, list[Finding]]:
     findings += _relay_findings(ev)
     primary = ev.runs[0] if ev.runs else None
     if primary is not None and primary.outcome == "ok" and not ev.no_inference:
+        n = len(primary.attempts)
         findings.append(Finding(Cause.CAPACITY, Strength.AGAINST,
-                                f"{primary.model} answered ({primary.attempts[-1].exchange.latency_ms} ms).",
-                                {"model": primary.model}))
+                                f"{primary.model} answered" + (f" {n} of {n} attempts" if n > 1 else "")
+                                + f" ({primary.attempts[-1].exchange.latency_ms} ms).",
+                                {"model": primary.model, "attempted": n}))
     return _status(ev, findings), _summary(ev), findings
 
 
@@ -435,13 +468,14 @@ def _summary(ev: Evidence) -> str:
         if not run.attempts:
             continue
         if run.outcome == "ok":
-            parts.append(f"{run.model} answers")
+            parts.append(f"{run.model} answers" + (f" ({len(run.attempts)} of {len(run.attempts)})"
+                                                   if len(run.attempts) > 1 else ""))
+        elif run.outcome == "flaky":
+            parts.append(f"{run.model} is intermittent: {rate_text(run)} ({attempt_label(run.failures[-1])})")
         else:
             fails = run.failures
-            label = attempt_label(fails[-1])
             n = f" ×{len(fails)}" if len(fails) > 1 else ""
-            verb = "is flaky" if run.outcome == "flaky" else "fails"
-            parts.append(f"{run.model} {verb} ({label}{n})")
+            parts.append(f"{run.model} fails ({attempt_label(fails[-1])}{n})")
     if not parts:
         lst = ev.listing
         if lst is None:

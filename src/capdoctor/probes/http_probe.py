@@ -1,12 +1,17 @@
-"""The attempt loop of the "switch the model" probe: bounded, backed-off, honouring Retry-After.
+"""The attempt loop of the "switch the model" probe: bounded, sampled, backed-off, honouring Retry-After.
 
-Contract: a `Prober` sends the spend-nothing list call and then generations for one model at a time, a few
-attempts each, with exponential backoff plus jitter, honouring `Retry-After` (header or body hint) but never
-sleeping past the run's deadline — a hint longer than the time left ends that model's attempts. It is
-hard-capped in count (`Budget.max_requests`) so a diagnosis never adds load, and stops everything after a
-connection-level failure that would only repeat (refused, timeout, TLS, DNS). It picks the generation route
-the target answers (a 404 on one route is not a verdict). It records, it does not judge: findings are made
-by the models check from the `ModelRun`s.
+Contract: a `Prober` sends the spend-nothing list call and then generations for one model at a time. The
+primary model is *sampled*: it gets `Budget.primary_attempts` attempts even after a success, spread with
+jitter, because capacity errors are intermittent and one lucky success proves little. Alternatives stop at
+their first success. Between attempts it backs off exponentially with jitter, honouring `Retry-After`
+(header or body hint) but never sleeping past the run's deadline — a hint longer than the time left ends
+that model's attempts. It never retries what cannot succeed (401/403/404, and failures whose signature says
+quota, account or client). It is hard-capped in requests (`Budget.max_requests`) and in output tokens
+(`Budget.max_output_tokens`) so a diagnosis never adds load, and it stops everything after a connection-level
+failure that would only repeat (refused, timeout, TLS, DNS) or after `Budget.connection_strikes` connection
+failures in a row (a target that resets every request is answered in a second, not at the deadline). It
+picks the generation route the target answers (a 404 on one route is not a verdict). It records, it does
+not judge: findings are made by the models check from the `ModelRun`s.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
     import httpx
 
     from capdoctor.context import Context, Target
-    from capdoctor.providers.base import Adapter
+    from capdoctor.providers.base import Adapter, ProbeRequest
 
 STOP_ALL_KINDS = frozenset({"refused", "timeout", "tls", "connect"})
 """Connection failures that the next request would only repeat: probing stops after the first."""
@@ -32,13 +37,23 @@ STOP_ALL_KINDS = frozenset({"refused", "timeout", "tls", "connect"})
 NO_RETRY_STATUSES = frozenset({400, 401, 402, 403, 404, 405, 413, 422})
 """Without a signature saying otherwise, these statuses will not change on a retry."""
 
+NEVER_RETRY_STATUSES = frozenset({401, 403, 404})
+"""Refusals a retry cannot change whatever the body says (bad key, forbidden, no such model or route)."""
+
 
 @dataclass(frozen=True)
 class Budget:
-    """Bounds of one probe run. Defaults keep a diagnosis to a handful of tiny requests."""
+    """Bounds of one probe run. Defaults keep a diagnosis to a handful of tiny requests.
+
+    `max_requests` counts every request of the models check (the list call included); with the paths
+    check's two and the quota check's one, a whole run stays within 12 requests to the provider.
+    """
 
     max_attempts: int = 3
+    primary_attempts: int = 3
     max_requests: int = 8
+    max_output_tokens: int = 200
+    connection_strikes: int = 2
     backoff_s: float = 0.3
     max_backoff_s: float = 8.0
     request_timeout_s: float = 10.0
@@ -50,6 +65,7 @@ class Budget:
         base = cls()
         return cls(
             max_attempts=int(options.get("models.max_attempts", base.max_attempts)),
+            primary_attempts=int(options.get("models.primary_attempts", base.primary_attempts)),
             max_requests=int(options.get("models.max_requests", base.max_requests)),
             backoff_s=float(options.get("models.backoff_s", base.backoff_s)),
             max_backoff_s=float(options.get("models.max_backoff_s", base.max_backoff_s)),
@@ -68,12 +84,13 @@ class Attempt:
 
 @dataclass
 class ModelRun:
-    """All attempts for one model, and why the attempts stopped."""
+    """All attempts for one model, and why the attempts stopped (`sampled`: it went on after a success)."""
 
     model: str
     role: str
     attempts: list[Attempt] = field(default_factory=list)
     stop_reason: str = ""
+    sampled: bool = False
 
     @property
     def outcome(self) -> str:
@@ -100,6 +117,8 @@ reports when it resets). Retries exist to tell intermittent (capacity, network) 
 
 
 def _retryable(attempt: Attempt) -> bool:
+    if attempt.exchange.status in NEVER_RETRY_STATUSES:
+        return False
     sig = getattr(attempt.match, "signature", None)
     cause = getattr(sig, "cause", None)
     if sig is not None and str(getattr(cause, "value", cause)) in NO_RETRY_CAUSES:
@@ -121,12 +140,22 @@ def _route_missing(ex: Exchange, model: str) -> bool:
 class Prober:
     """Sends the probe requests for one target under one budget; see the module docstring."""
 
-    def __init__(self, ctx: Context, adapter: Adapter, target: Target, client: httpx.Client, budget: Budget,
-                 classify: Classifier, sleep: Callable[[float], None] = time.sleep,
-                 rand: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        adapter: Adapter,
+        target: Target,
+        client: httpx.Client,
+        budget: Budget,
+        classify: Classifier,
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
         self.ctx, self.adapter, self.target, self.client = ctx, adapter, target, client
         self.budget, self.classify, self.sleep, self.rand = budget, classify, sleep, rand
         self.requests = 0
+        self.output_tokens = 0
+        self.strikes = 0  # connection failures in a row
         self.stopped = ""
         self.routes = list(adapter.route_order(target))
         self.exchanges: list[tuple[str, Exchange]] = []
@@ -137,18 +166,29 @@ class Prober:
         share = max(2.0, self.ctx.remaining() * 0.5)
         return self.ctx.timeout(min(self.budget.request_timeout_s, share, max(0.05, self.ctx.remaining() - 0.2)))
 
-    def _send(self, model: str, req: Any) -> Exchange:
+    def _send(self, model: str, req: ProbeRequest) -> Exchange:
         self.requests += 1
+        self.output_tokens += req.output_tokens
         ex = send(self.client, self.adapter, req, timeout=self._timeout())
         self.exchanges.append((model, ex))
+        self.strikes = self.strikes + 1 if ex.connection_failed else 0
         if ex.kind in STOP_ALL_KINDS:
             self.stopped = f"stopped after a connection failure ({ex.kind}): {ex.detail}"
+        elif self.strikes >= self.budget.connection_strikes:
+            self.stopped = (
+                f"stopped after {self.strikes} connection failures in a row ({ex.kind}): the connection "
+                "itself fails, more requests would only repeat it"
+            )
         return ex
 
-    def can_send(self) -> bool:
-        """True while the request cap, the deadline and earlier failures allow another request."""
-        return not self.stopped and self.requests < self.budget.max_requests \
+    def can_send(self, output_tokens: int = 0) -> bool:
+        """True while the request and token caps, the deadline and earlier failures allow another request."""
+        return (
+            not self.stopped
+            and self.requests < self.budget.max_requests
+            and self.output_tokens + output_tokens <= self.budget.max_output_tokens
             and self.ctx.remaining() > self.budget.reserve_s
+        )
 
     def list_models(self) -> Exchange | None:
         """The spend-nothing model list (None when nothing may be sent)."""
@@ -156,42 +196,59 @@ class Prober:
             return None
         return self._send("", self.adapter.list_request(self.target))
 
-    def probe(self, model: str, role: str) -> ModelRun:
-        """Up to `max_attempts` generations for `model`, stopping on success or a non-retryable failure."""
-        run = ModelRun(model, role)
+    def _request(self, model: str) -> ProbeRequest:
+        return self.adapter.generate_request(self.target, model, self.routes[0])
+
+    def probe(self, model: str, role: str, sample: bool = False) -> ModelRun:
+        """Generations for `model`: `primary_attempts` of them when `sample` (going on after a success),
+        else up to `max_attempts` stopping at the first success; always stopping at a failure a retry
+        cannot change, at a connection failure that would repeat, or at the caps and the deadline."""
+        attempts = self.budget.primary_attempts if sample else self.budget.max_attempts
+        run = ModelRun(model, role, sampled=sample)
         waited = 0.0
-        while len(run.attempts) < self.budget.max_attempts:
-            if not self.can_send():
-                run.stop_reason = self.stopped or "request cap or deadline reached"
+        while len(run.attempts) < attempts:
+            if not self.can_send(self._request(model).output_tokens):
+                run.stop_reason = self.stopped or "request or token cap, or the deadline, reached"
                 break
-            ex = self._send(model, self.adapter.generate_request(self.target, model, self.routes[0]))
+            ex = self._send(model, self._request(model))
             while _route_missing(ex, model) and len(self.routes) > 1 and self.can_send():
                 self.routes.pop(0)  # this target does not serve that wire API: use the one that answers
-                ex = self._send(model, self.adapter.generate_request(self.target, model, self.routes[0]))
+                ex = self._send(model, self._request(model))
             attempt = Attempt(ex, None if ex.ok else self.classify(ex), waited)
             run.attempts.append(attempt)
-            if ex.ok:
-                run.stop_reason = "answered"
-                break
-            if ex.connection_failed and ex.kind in STOP_ALL_KINDS:
+            if self.stopped:
                 run.stop_reason = self.stopped
                 break
-            if not _retryable(attempt):
+            if ex.ok and not sample:
+                run.stop_reason = "answered"
+                break
+            if not ex.ok and not _retryable(attempt):
                 run.stop_reason = "not retryable"
                 break
-            if len(run.attempts) >= self.budget.max_attempts:
-                run.stop_reason = "attempts exhausted"
+            if len(run.attempts) >= attempts:
+                run.stop_reason = f"{len(run.attempts)} samples taken" if sample else "attempts exhausted"
                 break
-            hint = parse_retry_after(ex.headers, self.ctx.now())
-            if hint is None and ex.body:
-                hint = retry_hint_in_body(ex.body)
-            n = len(run.attempts) - 1
-            backoff = min(self.budget.max_backoff_s, self.budget.backoff_s * (2 ** n))
-            wait = hint if hint is not None else backoff * (0.75 + 0.5 * self.rand())
+            wait, hint = self._pause(ex, len(run.attempts) - 1)
             if wait > self.ctx.remaining() - self.budget.reserve_s - 1.0:
                 too_long = f"Retry-After {wait:.0f} s is longer than the time left"
-                run.stop_reason = too_long if hint is not None else "no time left for another attempt"
+                run.stop_reason = too_long if hint else "no time left for another attempt"
                 break
             self.sleep(wait)
             waited = wait
         return run
+
+    def _pause(self, ex: Exchange, n: int) -> tuple[float, bool]:
+        """(seconds to wait before the next attempt, whether the server asked for it).
+
+        After a success: a short jittered spacing, so samples do not arrive as one burst. After a failure:
+        the server's Retry-After (header or body hint), else exponential backoff with jitter.
+        """
+        jitter = 0.75 + 0.5 * self.rand()
+        if ex.ok:
+            return self.budget.backoff_s * jitter, False
+        hint = parse_retry_after(ex.headers, self.ctx.now())
+        if hint is None and ex.body:
+            hint = retry_hint_in_body(ex.body)
+        if hint is not None:
+            return hint, True
+        return min(self.budget.max_backoff_s, self.budget.backoff_s * (2**n)) * jitter, False

@@ -410,6 +410,12 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              replies=CAPACITY, fails="primary"),
     Scenario("flaky-capacity", "The primary model fails 2 of every 3 requests with a capacity error; a lighter "
              "model works.", "capacity", replies=CAPACITY, fails="primary", pattern=(True, True, False)),
+    Scenario("intermittent-capacity", "The primary model fails 3 of every 5 requests (60 %) with a capacity error, "
+             "and its first request succeeds; a lighter model works.", "capacity", replies=CAPACITY,
+             fails="primary", pattern=(False, True, True, False, True)),
+    Scenario("occasional-capacity", "The primary model fails 1 of every 3 requests with a capacity error (a "
+             "success comes first); a lighter model works.", "capacity", replies=CAPACITY, fails="primary",
+             pattern=(False, True, False)),
     Scenario("quota", "The account is out of credit on every model (429 insufficient_quota, Anthropic 400 "
              "credit balance too low, Gemini 429 limit: 0).", "quota", replies=QUOTA, fails="all"),
     Scenario("rate-limit", "Every model is rate limited: 429 with retry-after 1 and remaining requests 0.",
