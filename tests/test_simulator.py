@@ -35,8 +35,8 @@ def client(timeout: float = 5.0) -> httpx.Client:
 
 
 def generate(sim: Simulator, shape: str, model: str, *, stream: bool = False, route: str = "chat",
-             c: httpx.Client | None = None) -> httpx.Response:
-    """One generation request in `shape`'s own wire format (stream bodies are read fully)."""
+             c: httpx.Client | None = None, keyless: bool = False) -> httpx.Response:
+    """One generation request in `shape`'s own wire format (stream bodies are read fully); `keyless`: no key."""
     c = c or client()
     headers = {"authorization": f"Bearer {KEY}"}
     if shape == "openai" and route == "responses":
@@ -57,6 +57,8 @@ def generate(sim: Simulator, shape: str, model: str, *, stream: bool = False, ro
     else:
         url = sim.base_url("ollama") + "/api/" + ("generate" if route == "generate" else "chat")
         body = {"model": model, "messages": [{"role": "user", "content": "ping"}], "prompt": "ping"}
+    if keyless:
+        headers = {k: v for k, v in headers.items() if k not in ("authorization", "x-api-key", "x-goog-api-key")}
     if shape != "gemini":
         body["stream"] = stream
     return c.post(url, json=body, headers=headers)
@@ -487,6 +489,18 @@ def test_intermittent_scenarios_start_with_a_success(name: str, expected: list[i
         assert generate(sim, "openai", ALT["openai"]).status_code == 200  # the lighter model is fine
 
 
+@pytest.mark.parametrize(("shape", "status", "needle"), [
+    ("openai", 401, "You didn't provide an API key"), ("anthropic", 401, "x-api-key header is required"),
+    ("gemini", 403, "unregistered callers"), ("openrouter", 401, "No auth credentials found"),
+    ("compat", 401, "Unauthorized"),
+])
+def test_no_key_scenario_refuses_only_requests_without_a_key(shape: str, status: int, needle: str) -> None:
+    with Simulator("no-key") as sim:
+        refused = generate(sim, shape, PRIMARY[shape], keyless=True)
+        assert refused.status_code == status and needle in refused.text
+        assert generate(sim, shape, PRIMARY[shape]).status_code == 200
+
+
 def test_flaky_capacity_follows_its_pattern_and_restarts_on_switch() -> None:
     with Simulator("flaky-capacity") as sim:
         c = client()
@@ -517,7 +531,9 @@ def test_every_scenario_fails_its_own_target_iff_something_is_wrong() -> None:
         if sc.transport != "http" or sc.stream_cut:
             continue
         with Simulator(name) as sim:
-            answers = [generate(sim, shape_of[sc.provider], sc.primary_model, c=client()) for _ in sc.pattern]
+            # the demo's target carries no key
+            answers = [generate(sim, shape_of[sc.provider], sc.primary_model, c=client(), keyless=True)
+                       for _ in sc.pattern]
             failed = any(r.status_code >= 400 or "error" in r.json() for r in answers)  # one period of the pattern
             assert failed is (sc.expected_cause != "none"), name
             if sc.fails == "primary":

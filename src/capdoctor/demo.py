@@ -25,6 +25,17 @@ TARGET_PROVIDER = {"ollama": "openai-compatible"}
 """Simulator shapes that a client reaches through the OpenAI-compatible adapter."""
 
 
+DEMO_KEY_ENV = "CAPDOCTOR_DEMO_KEY"
+
+
+def demo_key(provider: str) -> str:
+    """A fake key in `provider`'s shape: the demo plays a configured user (the simulator checks no key)."""
+    from capdoctor.providers.catalog import adapter_for
+
+    prefixes = adapter_for(provider).key_prefixes
+    return (prefixes[0] if prefixes else "") + "capdoctor-demo-not-a-real-key-0000"
+
+
 def client_target(sim: Any, shape: str) -> tuple[str, str]:
     """(provider, base URL) a client uses to reach the simulator's `shape` (Ollama through its `/v1`)."""
     provider = TARGET_PROVIDER.get(shape, shape)
@@ -65,7 +76,10 @@ def run_demo(scenario: str, timeout: float, view: View, run: Callable[[Any, View
             base_url=base_url,
             model=sc.primary_model,
             alt_models=tuple(sc.alt_models),
-            sources={"provider": "demo scenario", "base_url": "demo simulator", "model": "demo scenario"},
+            api_key=None if sc.requires_key else demo_key(provider),  # the no-key scenario is played without one
+            api_key_env=None if sc.requires_key else DEMO_KEY_ENV,
+            sources={"provider": "demo scenario", "base_url": "demo simulator", "model": "demo scenario",
+                     **({} if sc.requires_key else {"api_key_env": "demo scenario", "key": "demo (a fake key)"})},
         )
         options: dict[str, Any] = {
             "status_url": sim.status_url,

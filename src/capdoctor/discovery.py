@@ -5,7 +5,8 @@ flags → `capdoctor.toml` (project dir, then the user config dir) → environme
 config (Codex `$CODEX_HOME/config.toml`, Claude Code `~/.claude/settings.json` `env` block) → the provider's
 defaults — and records a human source for each (`flag --base-url`, `env ANTHROPIC_BASE_URL`,
 `~/.codex/config.toml`). `describe()` reports the effective values with their sources for `capdoctor config`,
-the key's presence and source (never its value), and findings such as a base URL pointing at a dead
+the key's variable, whether it is set, where its name came from and its shape (`capdoctor.keys`; never its
+value), and findings such as a base URL pointing at a dead
 loopback port or a relay, or a stale `*_BASE_URL` exported from a shell profile. `load_options()` reads the
 `[options]` table of capdoctor.toml for checks. The clients' files are read and parsed by `clientconfig`;
 this module only decides what they mean for the target and in which order.
@@ -40,6 +41,7 @@ from capdoctor.clientconfig import (
 from capdoctor.context import Target, _user_dir
 from capdoctor.errors import ConfigError, UsageError
 from capdoctor.hosts import is_loopback, url_port_open
+from capdoctor.keys import describe_key, problem_text, shape_text
 from capdoctor.providers.base import host_of
 from capdoctor.providers.catalog import (
     PROVIDER_NAMES,
@@ -371,16 +373,18 @@ def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Pat
         return out
     out["target"] = target.to_dict()
     src = dict(target.sources)
+    facts = describe_key(target, env)
     out["settings"] = {
         "provider": {"value": target.provider, "source": src.get("provider", "")},
         "base_url": {"value": target.base_url, "source": src.get("base_url", "")},
         "model": {"value": target.model, "source": src.get("model", "")},
         "alt_models": {"value": list(target.alt_models), "source": src.get("alt_models", "default (provider table)")},
         "wire_api": {"value": target.wire_api, "source": src.get("wire_api", "default (adapter)")},
-        "key": {"value": f"set ({target.api_key_env})" if target.api_key else "not set",
-                    "source": src.get("key", "")},
+        "key": {"value": (f"set ({facts.names()}, {shape_text(facts)})" if facts.present
+                          else f"{facts.state} ({facts.names()})"),
+                "source": src.get("key") or facts.name_source},
     }
-    out["key"] = {"present": bool(target.api_key), "env": target.api_key_env, "source": src.get("key")}
+    out["key"] = {"present": facts.present, "env": target.api_key_env, "source": src.get("key"), **facts.to_dict()}
     adapter = adapter_for(target.provider)
     if is_loopback(target.base_url):
         open_ = url_port_open(target.base_url, 0.3)
@@ -397,11 +401,10 @@ def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Pat
         findings.append({"kind": "shell_export", "cause": "client", "source": f"{e['file']}:{e['line']}",
                          "message": f"{e['variable']} is exported in {e['file']}:{e['line']}: every shell (and "
                                     "every tool started from it) inherits it; make sure it is still wanted."})
-    if target.api_key is None:
-        findings.append({"kind": "no_key", "cause": "client",
-                         "message": f"No key found for {target.provider} ("
-                                    f"{src.get('api_key') or ', '.join(adapter.key_envs)})."})
-    elif target.api_key.startswith(("http://", "https://")) or "${" in target.api_key or "$(" in target.api_key:
-        findings.append({"kind": "key_shape", "cause": "client", "source": src.get("key"),
-                         "message": "The key looks like a URL or an unexpanded template, not a key."})
+    if facts.problem in ("unset", "empty") and (facts.explicit or adapter.key_required):
+        findings.append({"kind": "no_key", "cause": "client", "variable": facts.names(),
+                         "source": facts.name_source, "message": problem_text(facts)})
+    elif facts.problem is not None and facts.problem not in ("unset", "empty"):
+        findings.append({"kind": "key_shape", "cause": "client", "variable": facts.names(),
+                         "source": src.get("key"), "message": problem_text(facts)})
     return out

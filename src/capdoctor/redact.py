@@ -1,11 +1,12 @@
 """The one redaction pass: secrets never leave capdoctor, in any renderer, report, log line or error message.
 
 Applied once, at the boundary (the report is redacted before any renderer sees it; error messages before they
-are printed). It removes: API keys by shape (`sk-…`, `sk-ant-…`, `sk-proj-…`, `AIza…`, OpenRouter `sk-or-…`,
-GitHub/HF/Slack-style tokens), bearer/basic credentials, the values of secret-bearing headers and JSON fields
-(Authorization, x-api-key, api-key, cookie, set-cookie, proxy-authorization, x-goog-api-key…), URL userinfo and
-secret query parameters, and any exact secret value the caller knows (the key read from the environment).
-It also shortens the user's home directory to `~`, since support reports are shared.
+are printed). It removes: API keys by shape (every provider's key prefixes from the catalogue — `sk-…`,
+`sk-ant-…`, `sk-proj-…`, `AIza…`, OpenRouter `sk-or-…` — and GitHub/HF/Slack-style tokens), bearer/basic
+credentials, the values of secret-bearing headers and JSON fields (Authorization, x-api-key, api-key, cookie,
+set-cookie, proxy-authorization, x-goog-api-key…), URL userinfo and secret query parameters, and any exact
+secret value the caller knows (the key read from the environment). It also shortens the user's home directory to
+`~`, since support reports are shared.
 """
 
 from __future__ import annotations
@@ -24,11 +25,18 @@ SECRET_HEADERS = frozenset({
 })
 """Header and field names whose *value* is always secret, whatever it looks like (compared lower-case)."""
 
+def _provider_key_shapes() -> tuple[str, ...]:
+    """Every provider's key prefixes (the catalogue's `key_prefixes`) followed by key characters; a short prefix
+    (`sk-`, `AIza`, `gsk_`) needs a longer tail, so that prose is not mistaken for a key."""
+    from capdoctor.providers.catalog import adapters
+
+    prefixes = sorted({p for a in adapters() for p in a.key_prefixes}, key=len, reverse=True)
+    return tuple(re.escape(p) + (r"[A-Za-z0-9_\-]{8,}" if len(p) > 4 else r"[A-Za-z0-9_\-]{16,}") for p in prefixes)
+
+
 _KEY_SHAPES = (
-    r"sk-ant-[A-Za-z0-9_\-]{8,}",
-    r"sk-(?:proj|or|svcacct|admin|live|test)-[A-Za-z0-9_\-]{8,}",
-    r"sk-[A-Za-z0-9_\-]{16,}",
-    r"AIza[0-9A-Za-z_\-]{20,}",
+    *_provider_key_shapes(),
+    r"sk-(?:live|test)-[A-Za-z0-9_\-]{8,}",
     r"gh[pousr]_[A-Za-z0-9]{20,}",
     r"github_pat_[A-Za-z0-9_]{20,}",
     r"hf_[A-Za-z0-9]{20,}",

@@ -5,12 +5,11 @@ then — unless `--no-inference` — samples the primary model with the smallest
 even after a success: capacity errors come and go) and, when the primary failed at least once, tries each
 alternative (the target's, else a lighter model of the same provider) until it answers (see
 `probes.http_probe`). The primary's failure rate and the signatures seen go into `data["models"]`. Every error
-body and stream event is read through `capdoctor.signatures`. This module is the I/O half: it probes, gathers
-an `Evidence` and hands it to `models_rules.judge`, which owns the source articles' rules (primary fails with
-a capacity signature while an alternative works → capacity, and the rest) — put judgement there, not here. It
-must not print, sleep past the deadline, or store a secret: response headers are kept (for the quota check)
-without Authorization/x-api-key/cookies, and the key's value is redacted (capdoctor.redact) from everything it
-returns.
+body and stream event is read through `capdoctor.signatures`. This module is the I/O half: it probes, gathers an
+`Evidence` and hands it to `models_rules.judge`, which owns the source articles' rules (primary fails with a
+capacity signature while an alternative works → capacity, and the rest) — put judgement there, not here. It must
+not print, sleep past the deadline, or store a secret: response headers are kept (for the quota check) without
+Authorization/x-api-key/cookies, and the key's value is redacted (capdoctor.redact) from everything it returns.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from capdoctor.checks.models_rules import (
     failure_rate,
     judge,
     key_level,
+    refuses_key,
     request_ids,
     signature_id,
 )
@@ -122,6 +122,7 @@ class ModelsCheck(Registered, check_id="models"):
 
     def run(self, ctx: Context) -> CheckResult:
         """List models, probe primary then alternatives within the budget, and judge the pattern."""
+        from capdoctor.keys import describe_key, shape_text
         from capdoctor.probes.http_probe import Budget, Prober
         from capdoctor.probes.ratelimit import parse_headers
         from capdoctor.providers.catalog import adapter_for
@@ -132,13 +133,16 @@ class ModelsCheck(Registered, check_id="models"):
         if not target.base_url:
             return skipped(self, f"no base URL known for provider {target.provider}: pass --base-url")
         adapter = adapter_for(target.provider)
+        key = describe_key(target, ctx.env)  # the key first: named, set?, from where, shape — before any spend
         budget = Budget.from_options(ctx.options)
         with ctx.http_client(timeout=budget.request_timeout_s) as client:
             prober = Prober(ctx, adapter, target, client, budget, classify_exchange)
             listing = prober.list_models()
             listed = adapter.parse_models(listing.json_body) if listing is not None and listing.ok else None
+            # a refused list with a key problem is the whole story: generations would be refused the same way
+            key_blocked = key.problem is not None and listing is not None and refuses_key(listing)
             runs: list[ModelRun] = []
-            if not ctx.no_inference and target.model:
+            if not ctx.no_inference and target.model and not key_blocked:
                 runs.append(prober.probe(target.model, "primary", sample=True))
                 if runs[0].outcome != "ok":
                     alternatives = default_alternatives(target, adapter, listed)
@@ -151,7 +155,8 @@ class ModelsCheck(Registered, check_id="models"):
         exchanges = [ex for _, ex in prober.exchanges]
         headroom = any(parse_headers(ex.headers, ctx.now()).headroom for ex in exchanges)
         listing_match = classify_exchange(listing) if listing is not None and not listing.ok else None
-        ev = Evidence(target, adapter, listing, listed, runs, exchanges, ctx.no_inference, headroom, listing_match)
+        ev = Evidence(target, adapter, listing, listed, runs, exchanges, ctx.no_inference, headroom, listing_match,
+                      key)
         status, summary, findings = judge(ev)
         data = {
             "models": [{"model": r.model, "role": r.role, "outcome": r.outcome, "stop_reason": r.stop_reason,
@@ -166,11 +171,15 @@ class ModelsCheck(Registered, check_id="models"):
             "output_tokens": prober.output_tokens,
             "route": prober.routes[0] if prober.routes else None,
             "stopped": prober.stopped or None,
+            "key": key.to_dict(),
         }
         details = [f"{r.model} ({r.role}): {r.outcome} after {len(r.attempts)} attempt(s); {r.stop_reason}"
                    for r in runs]
+        details.insert(0, f"key: {key.names()} ({shape_text(key)}); name from {key.name_source}")
+        if key_blocked:
+            details.append("generation not probed: the provider refused the model list and the key is the problem")
         if listing is not None:
-            details.insert(0, f"model list: {exchange_label(listing)}"
+            details.insert(1, f"model list: {exchange_label(listing)}"
                            + (f", {len(listed)} models" if listed is not None else ""))
         from capdoctor.redact import redact, redact_text
 

@@ -16,7 +16,10 @@ findings, encoding the source articles' rules:
 - the model list decides client vs account for "model not found": not listed → client (strong), listed
   but refused → account (moderate); under `--no-inference` the list is the whole story;
 - no HTTP answer, an HTML page or a cut stream → network; a dead loopback base URL → client (the stale
-  setting is named with its source).
+  setting is named with its source);
+- the key first: a key variable that was named but is unset or empty, or a missing, blank, templated or
+  other-provider key that the provider refuses → client (strong), naming the variable, where its name came
+  from and the key's shape; the 401/403 it causes is then context, not an account verdict.
 
 Every input is data (`Exchange`, `Attempt`, `ModelRun`, `Target`, `Adapter`, signature matches), so the
 rules are tested on hand-built runs without any server (tests/test_models_rules.py). This module must not
@@ -37,6 +40,7 @@ from capdoctor.text import shorten
 
 if TYPE_CHECKING:
     from capdoctor.context import Target
+    from capdoctor.keys import KeyFacts
     from capdoctor.probes.http_call import Exchange
     from capdoctor.probes.http_probe import Attempt, ModelRun
     from capdoctor.providers.base import Adapter
@@ -64,7 +68,8 @@ MISSING_MODEL_WORDS = ("not_found", "not found", "does not exist", "no endpoints
 class Evidence:
     """Everything the probe saw, handed to `judge` so that findings are testable without a network.
 
-    `listing_match` is the signature match of a failed model list (the check classifies, the rules read).
+    `listing_match` is the signature match of a failed model list (the check classifies, the rules read);
+    `key` the `capdoctor.keys.KeyFacts` of the target's key (None when not described).
     """
 
     target: Target
@@ -76,6 +81,7 @@ class Evidence:
     no_inference: bool
     now_headroom: bool
     listing_match: Any = None
+    key: KeyFacts | None = None
 
 
 # ------------------------------------------------------------------ reading one attempt
@@ -421,6 +427,55 @@ def _listing_findings(ev: Evidence) -> list[Finding]:
     return []
 
 
+def refuses_key(ex: Exchange) -> bool:
+    """True when `ex` is the provider refusing the credentials: a 401/403 in the API's own (non-HTML) words."""
+    return ex.status in (401, 403) and ex.kind != "html"
+
+
+def key_refused(ev: Evidence) -> bool:
+    """True when the provider refused the key, on the model list or on any generation."""
+    exchanges = [ev.listing] if ev.listing is not None else []
+    exchanges += [a.exchange for r in ev.runs for a in r.attempts]
+    return any(refuses_key(ex) for ex in exchanges)
+
+
+def _key_accepted(ev: Evidence) -> bool:
+    return (ev.listing is not None and ev.listing.ok) or any(a.exchange.ok for r in ev.runs for a in r.attempts)
+
+
+def _key_findings(ev: Evidence) -> list[Finding]:
+    """The key first: what is wrong with it before (and whatever) the provider answered."""
+    from capdoctor.keys import problem_text
+
+    facts = ev.key
+    if facts is None or facts.problem is None:
+        return []
+    refused, accepted = key_refused(ev), _key_accepted(ev)
+    data = {"variable": facts.variable, "name_source": facts.name_source, "state": facts.state,
+            "length": facts.length, "family": facts.family, "problem": facts.problem}
+    var = facts.variable or (facts.candidates[0] if facts.candidates else "THE_KEY_VARIABLE")
+    steps = (NextStep(f"Put your {facts.provider} key in {var} (or point the client at the variable that holds "
+                      "it), then run again; see which variable is read and from where:", "capdoctor config"),)
+    missing = facts.problem in ("unset", "empty")
+    if refused or (missing and facts.explicit):  # refused, or the configuration names a variable holding nothing
+        strength = Strength.STRONG
+    elif accepted:
+        return [Finding(Cause.CLIENT, Strength.CONTEXT, problem_text(facts) + " The provider answered anyway.", data)]
+    elif missing:
+        return []  # nothing named a variable and nothing was refused: a server that needs no key, or no answer
+    else:
+        strength = Strength.MODERATE
+    tail = " The 401/403 the provider answered is this, not an account problem." if refused else ""
+    return [Finding(Cause.CLIENT, strength, problem_text(facts) + tail, data, steps)]
+
+
+def _explained_by_key(findings: list[Finding]) -> list[Finding]:
+    """Account findings from a refusal that a key problem explains become context: the key wins over its 401."""
+    return [Finding(Cause.ACCOUNT, Strength.CONTEXT, f.message + " (explained by the key problem)", f.data,
+                    f.next_steps)
+            if f.cause is Cause.ACCOUNT and f.strength is not Strength.CONTEXT else f for f in findings]
+
+
 # ------------------------------------------------------------------ the judgement
 
 
@@ -436,6 +491,10 @@ def judge(ev: Evidence) -> tuple[Status, str, list[Finding]]:
         sig = [f for f in _signature_findings(ev, ev.runs) if f.cause not in covered]
         findings += sig
     findings += _relay_findings(ev)
+    key = _key_findings(ev)
+    if any(f.strength is Strength.STRONG for f in key) and key_refused(ev):
+        findings = _explained_by_key(findings)
+    findings = key + findings
     primary = ev.runs[0] if ev.runs else None
     if primary is not None and primary.outcome == "ok" and not ev.no_inference:
         n = len(primary.attempts)
@@ -443,7 +502,10 @@ def judge(ev: Evidence) -> tuple[Status, str, list[Finding]]:
                                 f"{primary.model} answered" + (f" {n} of {n} attempts" if n > 1 else "")
                                 + f" ({primary.attempts[-1].exchange.latency_ms} ms).",
                                 {"model": primary.model, "attempted": n}))
-    return _status(ev, findings), _summary(ev), findings
+    summary = _summary(ev)
+    if any(f.strength is Strength.STRONG for f in key) and ev.key is not None:
+        summary = f"the key in {ev.key.names()} is {ev.key.problem}; {summary}"
+    return _status(ev, findings), summary, findings
 
 
 def _status(ev: Evidence, findings: Sequence[Finding]) -> Status:

@@ -1,11 +1,11 @@
 """The Anthropic provider: the Messages API on the SDK-style host (the client appends `/v1/messages`).
 
 Contract: everything capdoctor knows about api.anthropic.com as one adapter class (hosts, `sk-ant-` keys, the
-ANTHROPIC_* variables, `anthropic-ratelimit-*` headers, status.claude.com, Claude Code's switch command), and its
-request shapes: `x-api-key` (or `Authorization: Bearer` when the key came from ANTHROPIC_AUTH_TOKEN, as gateways
-expect), the required `anthropic-version` header and `max_tokens`; stream events `content_block_delta` (output) and
-`error` (e.g. `overloaded_error` after a 200). A base URL that already ends in `/v1` is not doubled. No I/O here; no
-cause decisions.
+ANTHROPIC_* variables, `anthropic-ratelimit-*` headers, status.claude.com, Claude Code's switch command), and
+its request shapes: `x-api-key` (or `Authorization: Bearer` when the key came from ANTHROPIC_AUTH_TOKEN, as
+gateways expect), the required `anthropic-version` header and `max_tokens`; stream events `content_block_delta`
+(output) and `error` (e.g. `overloaded_error` after a 200). A base URL that already ends in `/v1` is not
+doubled. No I/O here; no cause decisions.
 """
 
 from __future__ import annotations

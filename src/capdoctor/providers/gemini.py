@@ -2,10 +2,10 @@
 
 Contract: everything capdoctor knows about generativelanguage.googleapis.com as one adapter class (`AIza` keys,
 GEMINI_API_KEY/GOOGLE_API_KEY, the AI Studio status page, which publishes no JSON feed, Gemini CLI's switch
-command), and its request shapes: key in the `x-goog-api-key` header (never in the URL query, which would leak into
-logs), a one-word prompt with a small `maxOutputTokens`, and the model list at `/v1beta/models`. Errors use
-`{"error":{code,message,status,details}}` with quota facts in `details` (read by the quota check). No I/O here; no
-cause decisions.
+command), and its request shapes: key in the `x-goog-api-key` header (never in the URL query, which would leak
+into logs), a one-word prompt with a small `maxOutputTokens`, and the model list at `/v1beta/models`. Errors use
+`{"error":{code,message,status,details}}` with quota facts in `details` (read by the quota check). No I/O here;
+no cause decisions.
 """
 
 from __future__ import annotations

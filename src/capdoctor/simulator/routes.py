@@ -22,6 +22,7 @@ from capdoctor.simulator.hosted import BY_NAME as HOSTED
 from capdoctor.simulator.scenarios import (
     DEFAULT_PS,
     MODEL_NOT_FOUND,
+    NO_KEY,
     OPENROUTER_KEY_OK,
     SCENARIOS,
     Reply,
@@ -452,6 +453,20 @@ def _model_one(call: Call, shape: str, model: str) -> Outgoing:
 
 
 ROUTES = _routes()
+KEY_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+"""Where a client puts its key (any of them counts as "a key was sent")."""
+
+
+def _no_key(req: Incoming, call: Call) -> Outgoing | None:
+    """The missing-key refusal of the shape whose prefix `req.path` is under (None: no API route, or no auth)."""
+    provider = max((p for p, prefix in PREFIXES.items() if req.path.startswith(prefix)),
+                   key=lambda p: len(PREFIXES[p]), default=None)
+    shape = PROVIDER_SHAPE.get(provider or "")
+    if shape is None:
+        return None
+    hosted = HOSTED.get(shape)
+    reply = hosted.translate(NO_KEY["openai"]) if hosted else NO_KEY.get(shape)
+    return _from_reply(reply, shape, call, "") if reply is not None else None
 
 
 def respond(req: Incoming, call: Call) -> Outgoing:
@@ -466,6 +481,10 @@ def respond(req: Incoming, call: Call) -> Outgoing:
         html = CAPTIVE_HTML.replace("{dst}", dst)
         return Outgoing(200, {"content-type": "text/html", "cache-control": "no-cache"}, html.encode(),
                         server="lighttpd/1.4.59")
+    if sc.requires_key and not KEY_HEADERS & set(req.headers):
+        refusal = _no_key(req, call)
+        if refusal is not None:
+            return refusal
     method = "GET" if req.method == "HEAD" else req.method
     for want, pattern, handler in ROUTES:
         match = pattern.match(req.path)

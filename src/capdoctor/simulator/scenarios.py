@@ -48,6 +48,8 @@ class Scenario:
     `stream_cut`: streamed requests lose the connection after the first delta (no terminal event).
     `transport`: "http", "blackhole" (accept, never answer), "reset" (RST after the request), "captive".
     `status_page`: "green", "incident" or "broken" (HTML 500).
+    `requires_key`: an API request that carries no key (no Authorization / x-api-key / x-goog-api-key /
+    api-key header) gets the shape's literal missing-key refusal (`NO_KEY`), as the real providers answer.
     """
 
     name: str
@@ -67,6 +69,7 @@ class Scenario:
     ollama_ps: tuple[Mapping[str, Any], ...] | None = None
     openrouter_key: Mapping[str, Any] | None = None
     unlisted_primary: bool = False
+    requires_key: bool = False
 
 
 def _compat(status: int, message: str) -> Reply:
@@ -386,6 +389,25 @@ STREAM_CAPACITY_PLAIN = {
     "ollama": Reply(503, {"error": OLLAMA_BUSY_TEXT}),
 }
 
+NO_KEY: Mapping[str, Reply] = {
+    "openai": Reply(401, {"error": {
+        "message": "You didn't provide an API key. You need to provide your API key in an Authorization header using "
+                   "Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank "
+                   "username) if you're accessing the API from your browser and are prompted for a username and "
+                   "password. You can obtain an API key from https://platform.openai.com/account/api-keys.",
+        "type": "invalid_request_error", "param": None, "code": None}}),
+    "anthropic": Reply(401, {"type": "error", "error": {"type": "authentication_error",
+                                                        "message": "x-api-key header is required"},
+                             "request_id": "{request_id}"}),
+    "gemini": Reply(403, {"error": {
+        "code": 403, "message": "Method doesn't allow unregistered callers (callers without established identity). "
+                                "Please use API Key or other form of API consumer identity to call this API.",
+        "status": "PERMISSION_DENIED"}}),
+    "openrouter": Reply(401, {"error": {"message": "No auth credentials found", "code": 401}}),
+    "compat": Reply(401, {"error": "Unauthorized"}),  # vLLM / llama.cpp started with --api-key
+}
+"""What each shape answers a request without any key (the `requires_key` scenarios); Ollama's native API has none."""
+
 OOM_TEXT = "model requires more system memory (39.4 GiB) than is available (30.0 GiB)"
 LOCAL_OOM = {"ollama": Reply(500, {"error": OOM_TEXT}), "compat": _compat(500, OOM_TEXT)}
 DEFAULT_PS = (
@@ -422,6 +444,9 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              "quota", replies=RATE_LIMIT, fails="all"),
     Scenario("auth", "The key is rejected on every route (401 invalid_api_key, Gemini 400 API_KEY_INVALID).",
              "account", replies=AUTH, fails="all", everywhere=True),
+    Scenario("no-key", "The provider refuses every request that carries no key (401 'You didn't provide an API "
+             "key', Anthropic 'x-api-key header is required'); with a key everything works.", "client",
+             requires_key=True),
     Scenario("region", "The request's country is refused (403 unsupported_country_region_territory, Gemini "
              "400 FAILED_PRECONDITION).", "account", replies=REGION, fails="all", everywhere=True),
     Scenario("model-not-found", "The primary model does not exist for this key (404 model_not_found); the "
