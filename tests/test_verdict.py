@@ -118,3 +118,49 @@ def test_tun_with_every_model_failing_tilts_towards_network() -> None:
                           models.findings, (), {"models": [{"model": "a", "outcome": "fail"},
                                                            {"model": "b", "outcome": "ok"}]})
     assert decide([healthy, tun]).cause == "account"
+
+
+# ------------------------------------------------------------------ "no problem" only about what was tested
+
+
+def _with(cid: str, status: Status, summary: str = "", **data: object) -> CheckResult:
+    return CheckResult(cid, cid.title(), 1, status, summary or f"{cid} summary", (), (), dict(data))
+
+
+GENERATION_UNTESTED = {"what": "generation on gpt-5.5", "why": "--no-inference",
+                       "open_causes": ["capacity", "quota", "account"], "decisive": True}
+STATUS_UNREAD = {"what": "the status page", "why": "could not be read: HTTP 500", "open_causes": ["capacity"]}
+
+
+def test_none_is_confident_only_when_everything_ran() -> None:
+    full = decide([_with("models", Status.PASS), _with("status", Status.PASS), _with("quota", Status.PASS)])
+    assert full.cause == "none" and full.confidence >= 0.85 and full.evidence == ()
+
+
+def test_each_gap_lowers_none_and_is_named() -> None:
+    one = decide([_with("models", Status.PASS), _with("status", Status.PASS), _with("quota", Status.PASS),
+                  _with("logs", Status.SKIP, "no client logs found")])
+    assert one.cause == "none" and one.confidence <= 0.71
+    assert "not tested" in one.summary and "no client logs found" in one.summary
+    offline = decide([_with("models", Status.PASS), _with("paths", Status.PASS), _with("quota", Status.PASS),
+                      _with("status", Status.WARN, untested=[STATUS_UNREAD]),
+                      _with("logs", Status.SKIP), _with("hardware", Status.SKIP)])
+    assert offline.cause == "none" and offline.confidence <= 0.5 < one.confidence
+    assert "the status page (could not be read: HTTP 500)" in offline.summary
+    assert any(line.startswith("[status] not tested: the status page") for line in offline.evidence)
+
+
+def test_generation_not_probed_is_never_a_confident_no_problem() -> None:
+    verdict = decide([_with("models", Status.PASS, untested=[GENERATION_UNTESTED]), _with("status", Status.PASS),
+                      _with("paths", Status.PASS), _with("quota", Status.PASS)])
+    assert verdict.cause == "inconclusive"
+    assert "generation on gpt-5.5 (--no-inference)" in verdict.summary
+    assert "capacity, quota, account could not be ruled out" in verdict.summary
+    assert verdict.next_steps
+
+
+def test_a_finding_still_wins_over_a_gap() -> None:
+    verdict = decide([CheckResult("models", "Models", 1, Status.FAIL, "x",
+                                  (Finding(C.CLIENT, S.STRONG, "MY_KEY is not set"),), (),
+                                  {"untested": [GENERATION_UNTESTED]})])
+    assert verdict.cause == "client"

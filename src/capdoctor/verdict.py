@@ -10,6 +10,12 @@ When some cause has strong evidence, a cause backed only by weak hints is discou
 observation (the lighter model works) beats a pile of circumstantial ones. The triage knowledge of the source
 articles lives in the checks that observe (e.g. `models` turns "switching the model fixes it" into strong
 capacity evidence); the verdict only weighs.
+
+"No problem" is only said about what was tested. Every check that was skipped or broke, and every part a check
+reports in `data["untested"]` (`{what, why, open_causes, decisive}`: the status page that could not be read,
+generation under `--no-inference`), is a coverage gap: `none` keeps its high confidence only without gaps, drops
+with each gap and names them in its summary, and a decisive gap (generation not probed) makes the verdict
+`inconclusive`, naming the causes it could not rule out.
 """
 
 from __future__ import annotations
@@ -129,6 +135,77 @@ NONE_TEXT = CauseText(
                  "capdoctor diagnose --report capdoctor-report.md"),
     ),
 )
+
+GAP_WEIGHT: dict[str, float] = {"skip": 0.1, "error": 0.15, "untested": 0.15}
+"""How much each kind of coverage gap takes off a `none` verdict's confidence."""
+
+NONE_WITH_GAPS = 0.8
+"""The most a `none` verdict may claim once anything was not tested; each gap's weight comes off it."""
+
+NONE_FLOOR = 0.4
+"""The least a `none` verdict says while something was tested and nothing was decisive."""
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Something a run did not test: which check, what, why, which causes it leaves open, how much it weighs.
+
+    `decisive` marks a gap that the question cannot be answered without (the model's generation was never
+    probed): then "no problem" is not said at all.
+    """
+
+    check: str
+    what: str
+    why: str
+    open_causes: tuple[str, ...] = ()
+    decisive: bool = False
+    weight: float = GAP_WEIGHT["untested"]
+
+    def line(self) -> str:
+        """One evidence line: `[status] not tested: the status page (could not be read: HTTP 500)`."""
+        return f"[{self.check}] not tested: {self.what} ({self.why})"
+
+
+def coverage_gaps(results: Sequence[CheckResult]) -> list[Gap]:
+    """What the run did not test: skipped and broken checks, and each check's own `data["untested"]` parts."""
+    gaps: list[Gap] = []
+    for r in results:
+        if r.status is Status.SKIP:
+            gaps.append(Gap(r.id, r.title.lower() if r.title else r.id, r.summary, weight=GAP_WEIGHT["skip"]))
+        elif r.status is Status.ERROR:
+            gaps.append(Gap(r.id, r.title.lower() if r.title else r.id, r.summary, weight=GAP_WEIGHT["error"]))
+        untested = r.data.get("untested") if isinstance(r.data, Mapping) else None
+        for item in untested if isinstance(untested, list) else []:
+            if isinstance(item, Mapping):
+                gaps.append(Gap(r.id, str(item.get("what", "")), str(item.get("why", "")),
+                                tuple(str(c) for c in item.get("open_causes") or ()), bool(item.get("decisive"))))
+    return gaps
+
+
+def _none(results: Sequence[CheckResult], ran: Sequence[CheckResult], ranking: tuple[tuple[str, float], ...]
+          ) -> Verdict:
+    """`none`, as sure as the coverage allows; `inconclusive` when a decisive part was not tested."""
+    gaps = coverage_gaps(results)
+    decisive = [g for g in gaps if g.decisive]
+    if decisive:
+        open_causes = list(dict.fromkeys(c for g in decisive for c in g.open_causes))
+        what = "; ".join(f"{g.what} ({g.why})" for g in decisive)
+        causes = f": {', '.join(open_causes)} could not be ruled out" if open_causes else ""
+        return Verdict(
+            INCONCLUSIVE, 0.0, f"Inconclusive: nothing wrong was seen, but {what} was not tested{causes}.",
+            ranking, tuple(g.line() for g in gaps),
+            (NextStep("Run again with generation probed (without --no-inference) while the error is happening.",
+                      "capdoctor diagnose"),),
+        )
+    confidence = 1.0 - 0.5 ** len(ran)
+    if not gaps:
+        return Verdict(NONE, confidence, NONE_TEXT.summary, ranking, (), NONE_TEXT.steps)
+    confidence = round(max(NONE_FLOOR, min(confidence, NONE_WITH_GAPS - sum(g.weight for g in gaps))), 3)
+    missing = ", ".join(f"{g.what} ({g.why})" for g in gaps)
+    return Verdict(
+        NONE, confidence, f"No problem found in what was tested; not tested: {missing}.", ranking,
+        tuple(g.line() for g in gaps), NONE_TEXT.steps,
+    )
 
 
 @dataclass(frozen=True)
@@ -296,7 +373,7 @@ def _weigh(results: Sequence[CheckResult]) -> Verdict:
         broken = [r for r in ran if r.status in (Status.FAIL, Status.ERROR)]
         skipped = [r for r in results if r.status is Status.SKIP]
         if ran and not broken and len(ran) >= len(skipped):
-            return Verdict(NONE, 1.0 - 0.5 ** len(ran), NONE_TEXT.summary, ranking, (), NONE_TEXT.steps)
+            return _none(results, ran, ranking)
         if not broken:  # most or all checks could not run: "nothing wrong" would overstate what was seen
             why = (f"nothing wrong among the {len(ran)} check(s) that ran, but {len(skipped)} of {len(results)} "
                    "could not run" if ran else "nothing could be checked (every check was skipped)")

@@ -114,6 +114,17 @@ def _scrub_finding(f: Finding, secrets: list[str]) -> Finding:
                    tuple(NextStep(redact_text(s.text, secrets), s.command) for s in f.next_steps))
 
 
+def untested_generation(model: str, runs: Sequence[ModelRun], no_inference: bool, key_blocked: bool,
+                        listing: Exchange | None, stopped: str) -> list[dict[str, Any]]:
+    """The coverage gap the verdict reads when the model's generation was never probed (see verdict.Gap)."""
+    if runs or key_blocked or not model:
+        return []
+    why = "--no-inference" if no_inference else stopped or "no time or request budget left"
+    listed = listing is not None and listing.ok
+    open_causes = ["capacity", "quota", "account"] if listed else ["capacity", "quota", "account", "network", "client"]
+    return [{"what": f"generation on {model}", "why": why, "open_causes": open_causes, "decisive": True}]
+
+
 class ModelsCheck(Registered, check_id="models"):
     """Switch model: does a lighter model of the same provider answer where the primary fails?"""
 
@@ -172,6 +183,8 @@ class ModelsCheck(Registered, check_id="models"):
             "route": prober.routes[0] if prober.routes else None,
             "stopped": prober.stopped or None,
             "key": key.to_dict(),
+            "untested": untested_generation(target.model, runs, ctx.no_inference, key_blocked, listing,
+                                            prober.stopped),
         }
         details = [f"{r.model} ({r.role}): {r.outcome} after {len(r.attempts)} attempt(s); {r.stop_reason}"
                    for r in runs]

@@ -86,6 +86,11 @@ def assess(page: PageStatus, provider: str, url: str) -> tuple[Status, str, list
     return Status.WARN, f"{page.description or page.indicator}: {active[0].message}", findings
 
 
+def _untested(why: str) -> list[dict[str, Any]]:
+    """The coverage gap an unreadable page leaves: an incident (capacity) can be neither seen nor ruled out."""
+    return [{"what": "the status page", "why": why, "open_causes": ["capacity"], "decisive": False}]
+
+
 class StatusCheck(Registered, check_id="status"):
     """Provider status page: incident or green."""
 
