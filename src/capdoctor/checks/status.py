@@ -128,20 +128,21 @@ class StatusCheck(Registered, check_id="status"):
             )
         data: dict[str, Any] = {"url": url, "http_status": got.http_status, "cached": got.cached}
         if got.error or got.http_status != 200:
-            why = got.error or f"HTTP {got.http_status}"
+            why = f"could not be read: {got.error or f'HTTP {got.http_status}'}"
             return result_of(
                 self,
                 Status.WARN,
-                f"status unknown: the status page could not be read ({why})",
-                data={**data, "indicator": "unknown"},
+                f"status unknown: the status page {why}",
+                data={**data, "indicator": "unknown", "untested": _untested(why)},
             )
         page = parse_page(got.body)
         if page is None:
+            why = "not a format capdoctor reads"
             return result_of(
                 self,
                 Status.WARN,
-                "status unknown: the status page is not a format capdoctor reads",
-                data={**data, "indicator": "unknown"},
+                f"status unknown: the status page is {why}",
+                data={**data, "indicator": "unknown", "untested": _untested(why)},
             )
         status, summary, findings = assess(page, provider or "openai", url)
         data.update(
