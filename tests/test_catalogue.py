@@ -123,3 +123,11 @@ def test_no_module_outside_providers_keeps_a_per_provider_table() -> None:
                 if isinstance(t, ast.Name) and t.id in PER_PROVIDER_TABLE_NAMES:
                     offenders.append(f"{path.relative_to(SRC)}:{t.id}")
     assert offenders == []
+
+
+def test_a_host_names_its_provider_before_any_product_word() -> None:
+    from capdoctor.logscan.scanner import find_provider
+
+    assert find_provider("POST https://myres.openai.azure.com/openai/v1/chat/completions 429", "x.y") == "azure"
+    assert find_provider("openai.APIStatusError from https://openrouter.ai/api/v1", "x.y") == "openrouter"
+    assert find_provider("Claude Code: overloaded", "x.y") == "anthropic"

@@ -73,12 +73,15 @@ LOG_ONLY_HINTS = (
 
 @cache
 def provider_hints() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """Provider named near an error, from host names and product words: each provider's own `log_hints`
-    (catalogue order), then `LOG_ONLY_HINTS`; the first hit wins."""
+    """Provider named near an error: first each provider's own hosts (a host is the most specific word — a
+    relay's URL can contain another provider's name, as in `api.groq.com/openai/v1`), then each provider's
+    `log_hints` (catalogue order), then `LOG_ONLY_HINTS`; the first hit wins."""
     from capdoctor.providers.catalog import adapters
 
-    rows = [(a.name, a.log_hints) for a in adapters() if a.log_hints] + list(LOG_ONLY_HINTS)
-    return tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in rows)
+    hosts = [(a.name, "|".join(re.escape(h.lstrip(".")) for h in (*a.official_hosts, *a.url_hosts)))
+             for a in adapters() if a.official_hosts or a.url_hosts]
+    words = [(a.name, a.log_hints) for a in adapters() if a.log_hints]
+    return tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in (*hosts, *words, *LOG_ONLY_HINTS))
 
 
 @dataclass
