@@ -20,6 +20,7 @@ from capdoctor.providers.azure import AzureAdapter
 from capdoctor.providers.base import Adapter, HeaderFamily, host_of
 from capdoctor.providers.compat import CompatAdapter
 from capdoctor.providers.gemini import GeminiAdapter
+from capdoctor.providers.groq import GroqAdapter
 from capdoctor.providers.openai import OpenAIAdapter
 from capdoctor.providers.openrouter import OpenRouterAdapter
 
@@ -32,6 +33,7 @@ ADAPTERS: dict[str, type[Adapter]] = {
         CompatAdapter,
         OpenRouterAdapter,
         AzureAdapter,
+        GroqAdapter,
     )
 }
 """Every provider, in the order discovery tries them when only the environment names one."""

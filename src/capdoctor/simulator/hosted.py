@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from capdoctor.simulator import payloads
 from capdoctor.simulator.scenarios import Reply
 
 
@@ -57,7 +58,67 @@ def _code(body: Any) -> str:
     return str(code) if code is not None else ""
 
 
-HOSTED: tuple[HostedShape, ...] = ()
+def _groq_headers() -> dict[str, str]:
+    return {"x-request-id": payloads.new_request_id(), "cf-ray": payloads.new_cf_ray()}
+
+
+def _groq_rate(now: datetime) -> dict[str, str]:
+    """Groq's success headers: requests per day and tokens per minute, Go-style resets (its docs' example)."""
+    return {
+        "x-ratelimit-limit-requests": "14400",
+        "x-ratelimit-limit-tokens": "6000",
+        "x-ratelimit-remaining-requests": "14370",
+        "x-ratelimit-remaining-tokens": "5997",
+        "x-ratelimit-reset-requests": "2m59.56s",
+        "x-ratelimit-reset-tokens": "7.66s",
+    }
+
+
+GROQ = HostedShape(
+    "groq",
+    "/groq/openai/v1",
+    ("llama-3.3-70b-versatile", ("llama-3.1-8b-instant",)),
+    "cloudflare",
+    _groq_headers,
+    _groq_rate,
+    {
+        # The over-capacity sentence as field reports quote it; the `type` value is approximate.
+        "server_is_overloaded": Reply(
+            503,
+            {
+                "error": {
+                    "message": "{model} is currently over capacity. Please try again and back off exponentially. Visit "
+                    "https://groqstatus.com to see if there is an active incident.",
+                    "type": "service_unavailable",
+                }
+            },
+        ),
+        "invalid_api_key": Reply(
+            401, {"error": {"message": "Invalid API Key", "type": "invalid_request_error", "code": "invalid_api_key"}}
+        ),
+        "rate_limit_exceeded": Reply(
+            429,
+            {
+                "error": {
+                    "message": "Rate limit reached for model `{model}` in organization `org_01simulatorgroq0000000000` "
+                    "service tier `on_demand` on tokens per minute (TPM): Limit 6000, Used 5974, Requested 351. "
+                    "Please try again in 1s. Visit https://console.groq.com/docs/rate-limits for more "
+                    "information.",
+                    "type": "tokens",
+                    "code": "rate_limit_exceeded",
+                }
+            },
+            {
+                "retry-after": "1",
+                "x-ratelimit-limit-tokens": "6000",
+                "x-ratelimit-remaining-tokens": "0",
+                "x-ratelimit-reset-tokens": "1s",
+            },
+        ),
+    },
+)
+
+HOSTED: tuple[HostedShape, ...] = (GROQ,)
 """Every hosted OpenAI-compatible shape the simulator plays."""
 
 BY_NAME: Mapping[str, HostedShape] = {h.name: h for h in HOSTED}
