@@ -21,13 +21,36 @@ FAKE_KEY = "sk-test-FAKEKEY-models-4242"
 FAST = {"models.backoff_s": 0.01, "models.max_backoff_s": 0.05}
 
 
-def ctx_for(base_url: str, provider: str, model: str, home: Path, *, alts: tuple[str, ...] = (),
-            options: dict[str, Any] | None = None, no_inference: bool = False, sources: dict[str, str] | None = None,
-            deadline_s: float = 20.0) -> Context:
-    target = Target(provider=provider, base_url=base_url, model=model, alt_models=alts, api_key=FAKE_KEY,
-                    api_key_env="OPENAI_API_KEY", sources=sources or {"base_url": "flag --base-url"})
-    return Context(env={}, home=home, cwd=home, target=target, deadline=time.monotonic() + deadline_s,
-                   no_inference=no_inference, options={**FAST, **(options or {})})
+def ctx_for(
+    base_url: str,
+    provider: str,
+    model: str,
+    home: Path,
+    *,
+    alts: tuple[str, ...] = (),
+    options: dict[str, Any] | None = None,
+    no_inference: bool = False,
+    sources: dict[str, str] | None = None,
+    deadline_s: float = 20.0,
+) -> Context:
+    target = Target(
+        provider=provider,
+        base_url=base_url,
+        model=model,
+        alt_models=alts,
+        api_key=FAKE_KEY,
+        api_key_env="OPENAI_API_KEY",
+        sources=sources or {"base_url": "flag --base-url"},
+    )
+    return Context(
+        env={},
+        home=home,
+        cwd=home,
+        target=target,
+        deadline=time.monotonic() + deadline_s,
+        no_inference=no_inference,
+        options={**FAST, **(options or {})},
+    )
 
 
 def by_cause(result: CheckResult) -> dict[tuple[Cause, Strength], list[str]]:
@@ -60,8 +83,9 @@ def test_primary_at_capacity_alternative_works(sim: Any, home: Path) -> None:
 
 @pytest.mark.scenario("flaky-capacity")
 def test_intermittent_failure_is_capacity_evidence(sim: Any, home: Path) -> None:
-    result = ModelsCheck().run(ctx_for(sim.base_url("anthropic"), "anthropic", "claude-opus-4-7", home,
-                                       alts=("claude-haiku-4-5",)))
+    result = ModelsCheck().run(
+        ctx_for(sim.base_url("anthropic"), "anthropic", "claude-opus-4-7", home, alts=("claude-haiku-4-5",))
+    )
     primary = result.data["models"][0]
     assert primary["outcome"] == "flaky"
     assert (Cause.CAPACITY, Strength.MODERATE) in by_cause(result)
@@ -108,8 +132,9 @@ def test_everything_fails_with_quota_is_not_capacity(sim: Any, home: Path) -> No
 
 @pytest.mark.scenario("account-throttled")
 def test_request_cap(sim: Any, home: Path) -> None:
-    result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home,
-                                       options={"models.max_requests": 4}))
+    result = ModelsCheck().run(
+        ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home, options={"models.max_requests": 4})
+    )
     assert result.data["requests"] == 4
     assert len(sim.requests) <= 4
 
@@ -125,8 +150,9 @@ def test_a_target_that_resets_every_request_is_left_after_two_tries(sim: Any, ho
 
 @pytest.mark.scenario("healthy")
 def test_the_primary_is_sampled_even_after_a_success(sim: Any, home: Path) -> None:
-    result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home,
-                                       options={"models.primary_attempts": 4}))
+    result = ModelsCheck().run(
+        ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home, options={"models.primary_attempts": 4})
+    )
     row = result.data["models"][0]
     assert row["outcome"] == "ok" and row["attempted"] == 4 and row["failed"] == 0
     assert row["failure_rate"] == "0 of 4 attempts failed"
@@ -176,8 +202,9 @@ def test_healthy_passes_with_against_capacity(sim: Any, home: Path) -> None:
 
 @pytest.mark.scenario("blackhole")
 def test_blackhole_stops_after_the_first_timeout(sim: Any, home: Path) -> None:
-    result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home,
-                                       options={"models.request_timeout_s": 0.5}))
+    result = ModelsCheck().run(
+        ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home, options={"models.request_timeout_s": 0.5})
+    )
     assert result.data["requests"] == 1 and result.data["stopped"]
     assert (Cause.NETWORK, Strength.STRONG) in by_cause(result)
 
@@ -190,8 +217,9 @@ def test_html_where_json_expected_is_network(sim: Any, home: Path) -> None:
 
 def test_dead_loopback_base_url_is_client_naming_the_source(home: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    result = ModelsCheck().run(ctx_for(url, "anthropic", "claude-opus-4-7", home,
-                                       sources={"base_url": "env ANTHROPIC_BASE_URL"}))
+    result = ModelsCheck().run(
+        ctx_for(url, "anthropic", "claude-opus-4-7", home, sources={"base_url": "env ANTHROPIC_BASE_URL"})
+    )
     client = [f for f in result.findings if f.cause is Cause.CLIENT and f.strength is Strength.STRONG]
     assert client, result.findings
     assert "env ANTHROPIC_BASE_URL" in client[0].message
@@ -241,6 +269,7 @@ def reply(h: BaseHTTPRequestHandler, status: int, body: Any, headers: dict[str, 
 @pytest.fixture
 def chat_only() -> Iterator[str]:
     """A server that serves chat completions but 404s the Responses route (like many relays)."""
+
     def handle(h: BaseHTTPRequestHandler, path: str, body: dict[str, Any]) -> None:
         if path.endswith("/models"):
             reply(h, 200, {"data": [{"id": "gpt-5.5"}]})
@@ -248,6 +277,7 @@ def chat_only() -> Iterator[str]:
             reply(h, 200, {"choices": [{"message": {"content": "pong"}, "finish_reason": "stop"}]})
         else:
             reply(h, 404, {"error": "Not Found"})
+
     yield from serve(handle)
 
 
@@ -262,13 +292,24 @@ def test_a_404_on_one_route_is_not_a_verdict(chat_only: str, home: Path) -> None
 @pytest.fixture
 def long_retry_after() -> Iterator[str]:
     """Every generation: 503 overloaded with a Retry-After far beyond the run's deadline."""
+
     def handle(h: BaseHTTPRequestHandler, path: str, body: dict[str, Any]) -> None:
         if path.endswith("/models"):
             reply(h, 200, {"data": [{"id": "gpt-5.5"}]})
         else:
-            reply(h, 503, {"error": {"message": "Our servers are currently overloaded. Please try again later.",
-                                     "type": "service_unavailable_error", "code": "server_is_overloaded"}},
-                  {"retry-after": "3600"})
+            reply(
+                h,
+                503,
+                {
+                    "error": {
+                        "message": "Our servers are currently overloaded. Please try again later.",
+                        "type": "service_unavailable_error",
+                        "code": "server_is_overloaded",
+                    }
+                },
+                {"retry-after": "3600"},
+            )
+
     yield from serve(handle)
 
 
@@ -282,17 +323,30 @@ def overloaded_once() -> Iterator[str]:
             reply(h, 200, {"data": [{"id": "gpt-5.5"}]})
         elif not calls:
             calls.append(1)
-            reply(h, 503, {"error": {"message": "Our servers are currently overloaded. Please try again later.",
-                                     "type": "service_unavailable_error", "code": "server_is_overloaded"}},
-                  {"retry-after": "1"})
+            reply(
+                h,
+                503,
+                {
+                    "error": {
+                        "message": "Our servers are currently overloaded. Please try again later.",
+                        "type": "service_unavailable_error",
+                        "code": "server_is_overloaded",
+                    }
+                },
+                {"retry-after": "1"},
+            )
         else:
             reply(h, 200, {"choices": [{"message": {"content": "pong"}, "finish_reason": "stop"}]})
+
     yield from serve(handle)
 
 
 def test_retry_after_is_honoured(overloaded_once: str, home: Path) -> None:
-    result = ModelsCheck().run(ctx_for(overloaded_once, "openai", "gpt-5.5", home,
-                                       options={"models.backoff_s": 5, "models.primary_attempts": 2}))
+    result = ModelsCheck().run(
+        ctx_for(
+            overloaded_once, "openai", "gpt-5.5", home, options={"models.backoff_s": 5, "models.primary_attempts": 2}
+        )
+    )
     attempts = result.data["models"][0]["attempts"]
     assert [a["kind"] for a in attempts] == ["http_error", "ok"]
     assert attempts[-1]["waited_s"] == 1.0  # the server's hint, not the (long) configured backoff
@@ -335,14 +389,25 @@ def test_no_inference_unlisted_model_is_client(sim: Any, home: Path) -> None:
 @pytest.fixture
 def listed_but_refused() -> Iterator[str]:
     """The model is in the list, yet generation says it does not exist for this key (an entitlement gap)."""
+
     def handle(h: BaseHTTPRequestHandler, path: str, body: dict[str, Any]) -> None:
         if path.endswith("/models"):
             reply(h, 200, {"data": [{"id": "gpt-5.5"}, {"id": "gpt-5.4-mini"}]})
         elif body.get("model") == "gpt-5.5":
-            reply(h, 404, {"error": {"message": "The model `gpt-5.5` does not exist or you do not have access to it.",
-                                     "type": "invalid_request_error", "code": "model_not_found"}})
+            reply(
+                h,
+                404,
+                {
+                    "error": {
+                        "message": "The model `gpt-5.5` does not exist or you do not have access to it.",
+                        "type": "invalid_request_error",
+                        "code": "model_not_found",
+                    }
+                },
+            )
         else:
             reply(h, 200, {"choices": [{"message": {"content": "pong"}, "finish_reason": "stop"}]})
+
     yield from serve(handle)
 
 

@@ -36,13 +36,25 @@ RELAY = "https://relay.example.net/v1"
 LOOPBACK = "http://127.0.0.1:9"
 
 Err = tuple[int, str | None, str | None, str]
-OVERLOADED: Err = (503, "server_is_overloaded", "service_unavailable_error",
-                   "Our servers are currently overloaded. Please try again later.")
-QUOTA: Err = (429, "insufficient_quota", "insufficient_quota",
-              "You exceeded your current quota, please check your plan and billing details.")
+OVERLOADED: Err = (
+    503,
+    "server_is_overloaded",
+    "service_unavailable_error",
+    "Our servers are currently overloaded. Please try again later.",
+)
+QUOTA: Err = (
+    429,
+    "insufficient_quota",
+    "insufficient_quota",
+    "You exceeded your current quota, please check your plan and billing details.",
+)
 AUTH: Err = (401, "invalid_api_key", "invalid_request_error", "Incorrect API key provided")
-NOT_FOUND: Err = (404, "model_not_found", "invalid_request_error",
-                  "The model `gpt-5.5` does not exist or you do not have access to it.")
+NOT_FOUND: Err = (
+    404,
+    "model_not_found",
+    "invalid_request_error",
+    "The model `gpt-5.5` does not exist or you do not have access to it.",
+)
 BARE_500: Err = (500, None, None, "boom")
 
 # ------------------------------------------------------------------ building what a probe would have seen
@@ -50,18 +62,19 @@ BARE_500: Err = (500, None, None, "boom")
 
 def ok(latency_ms: int = 250) -> Exchange:
     """A decisive success."""
-    return Exchange("responses", f"{OPENAI}/responses", "ok", 200, {"x-request-id": "req_ok"}, "",
-                    latency_ms=latency_ms)
+    return Exchange(
+        "responses", f"{OPENAI}/responses", "ok", 200, {"x-request-id": "req_ok"}, "", latency_ms=latency_ms
+    )
 
 
-def http(err: Err, *, kind: str = "http_error", headers: dict[str, str] | None = None,
-         rid: str = "req_1") -> Exchange:
+def http(err: Err, *, kind: str = "http_error", headers: dict[str, str] | None = None, rid: str = "req_1") -> Exchange:
     """A provider error: the OpenAI error object for `err`, with request ids in the headers."""
     status, code, type_, message = err
     body = json.dumps({"error": {"message": message, "type": type_, "code": code}})
     hdrs = {"x-request-id": rid, "cf-ray": "8f00-LAX", **(headers or {})}
-    return Exchange("responses", f"{OPENAI}/responses", kind, status, hdrs, body, ErrorInfo(code, type_, message),
-                    f"HTTP {status}")
+    return Exchange(
+        "responses", f"{OPENAI}/responses", kind, status, hdrs, body, ErrorInfo(code, type_, message), f"HTTP {status}"
+    )
 
 
 def stream_error(err: Err) -> Exchange:
@@ -77,9 +90,15 @@ def conn(kind: str, base: str = OPENAI) -> Exchange:
 
 def html(status: int = 403, route: str = "responses") -> Exchange:
     """A block page where JSON was expected."""
-    return Exchange(route, f"{OPENAI}/{route}", "html", status, {"content-type": "text/html"},
-                    "<!DOCTYPE html><html><title>Attention Required! | Cloudflare</title></html>",
-                    detail=f"HTML where JSON was expected (HTTP {status})")
+    return Exchange(
+        route,
+        f"{OPENAI}/{route}",
+        "html",
+        status,
+        {"content-type": "text/html"},
+        "<!DOCTYPE html><html><title>Attention Required! | Cloudflare</title></html>",
+        detail=f"HTML where JSON was expected (HTTP {status})",
+    )
 
 
 def cut() -> Exchange:
@@ -118,18 +137,31 @@ def primary(model: str, *exchanges: Exchange, stop: str = "") -> ModelRun:
     return run(model, *exchanges, role="primary", stop=stop)
 
 
-def evidence(*runs: ModelRun, listing: Exchange | None = None, listed: list[str] | None = None,
-             base_url: str = OPENAI, provider: str = "openai", model: str | None = None, headroom: bool = False,
-             no_inference: bool = False, source: str = "flag --base-url",
-             listing_match: Any = "classify") -> Evidence:
+def evidence(
+    *runs: ModelRun,
+    listing: Exchange | None = None,
+    listed: list[str] | None = None,
+    base_url: str = OPENAI,
+    provider: str = "openai",
+    model: str | None = None,
+    headroom: bool = False,
+    no_inference: bool = False,
+    source: str = "flag --base-url",
+    listing_match: Any = "classify",
+) -> Evidence:
     """The Evidence the check would hand to `judge` (exchanges in the order the prober records them)."""
-    target = Target(provider=provider, base_url=base_url, model=model or (runs[0].model if runs else "gpt-5.5"),
-                    sources={"base_url": source})
+    target = Target(
+        provider=provider,
+        base_url=base_url,
+        model=model or (runs[0].model if runs else "gpt-5.5"),
+        sources={"base_url": source},
+    )
     exchanges = ([listing] if listing is not None else []) + [a.exchange for r in runs for a in r.attempts]
     if listing_match == "classify":
         listing_match = classify_exchange(listing) if listing is not None and not listing.ok else None
-    return Evidence(target, adapter_for(provider), listing, listed, list(runs), exchanges, no_inference, headroom,
-                    listing_match)
+    return Evidence(
+        target, adapter_for(provider), listing, listed, list(runs), exchanges, no_inference, headroom, listing_match
+    )
 
 
 LIST = ["gpt-5.5", "gpt-5.4-mini", "gpt-5-mini"]
@@ -151,8 +183,12 @@ class Case:
 
 
 C, S = Cause, Strength
-CAP_STRONG, CAP_MOD, CAP_WEAK, CAP_AGAINST = (C.CAPACITY, S.STRONG), (C.CAPACITY, S.MODERATE), \
-    (C.CAPACITY, S.WEAK), (C.CAPACITY, S.AGAINST)
+CAP_STRONG, CAP_MOD, CAP_WEAK, CAP_AGAINST = (
+    (C.CAPACITY, S.STRONG),
+    (C.CAPACITY, S.MODERATE),
+    (C.CAPACITY, S.WEAK),
+    (C.CAPACITY, S.AGAINST),
+)
 ACC_STRONG, ACC_MOD, ACC_WEAK = (C.ACCOUNT, S.STRONG), (C.ACCOUNT, S.MODERATE), (C.ACCOUNT, S.WEAK)
 NET_STRONG, NET_MOD = (C.NETWORK, S.STRONG), (C.NETWORK, S.MODERATE)
 CLI_STRONG, CLI_MOD, CLI_CONTEXT = (C.CLIENT, S.STRONG), (C.CLIENT, S.MODERATE), (C.CLIENT, S.CONTEXT)
@@ -190,154 +226,348 @@ def _one_finding_per_signature(findings: list[Finding]) -> None:
 
 CASES = [
     # --- the switch-the-model rule
-    Case("primary capacity, alternative answers → capacity strong",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED), http(OVERLOADED), http(OVERLOADED)),
-                          run("gpt-5.4-mini", ok()), listing=listing_ok(*LIST), listed=LIST),
-         Status.FAIL, has=(CAP_STRONG,), lacks=(ACC_STRONG, ACC_WEAK),
-         summary="gpt-5.5 fails (HTTP 503 server_is_overloaded ×3); gpt-5.4-mini answers", extra=_switch_step),
-    Case("capacity inside a 200 stream counts the same",
-         lambda: evidence(primary("gpt-5.5", stream_error(OVERLOADED)), run("gpt-5.4-mini", ok())),
-         Status.FAIL, has=(CAP_STRONG,), summary="HTTP 200 stream server_is_overloaded"),
-    Case("alternative only flaky still counts as working",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED)), run("gpt-5.4-mini", http(OVERLOADED), ok())),
-         Status.FAIL, has=(CAP_STRONG,), summary="gpt-5.4-mini is intermittent: 1 of 2 attempts overloaded"),
+    Case(
+        "primary capacity, alternative answers → capacity strong",
+        lambda: evidence(
+            primary("gpt-5.5", http(OVERLOADED), http(OVERLOADED), http(OVERLOADED)),
+            run("gpt-5.4-mini", ok()),
+            listing=listing_ok(*LIST),
+            listed=LIST,
+        ),
+        Status.FAIL,
+        has=(CAP_STRONG,),
+        lacks=(ACC_STRONG, ACC_WEAK),
+        summary="gpt-5.5 fails (HTTP 503 server_is_overloaded ×3); gpt-5.4-mini answers",
+        extra=_switch_step,
+    ),
+    Case(
+        "capacity inside a 200 stream counts the same",
+        lambda: evidence(primary("gpt-5.5", stream_error(OVERLOADED)), run("gpt-5.4-mini", ok())),
+        Status.FAIL,
+        has=(CAP_STRONG,),
+        summary="HTTP 200 stream server_is_overloaded",
+    ),
+    Case(
+        "alternative only flaky still counts as working",
+        lambda: evidence(primary("gpt-5.5", http(OVERLOADED)), run("gpt-5.4-mini", http(OVERLOADED), ok())),
+        Status.FAIL,
+        has=(CAP_STRONG,),
+        summary="gpt-5.4-mini is intermittent: 1 of 2 attempts overloaded",
+    ),
     # --- intermittent
-    Case("intermittent with a capacity signature → capacity moderate",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED), ok())),
-         Status.WARN, has=(CAP_MOD,), lacks=(CAP_STRONG, CAP_AGAINST),
-         summary="gpt-5.5 is intermittent: 1 of 2 attempts overloaded"),
-    Case("one capacity failure among sampled successes → intermittent capacity (moderate), peak-hour advice",
-         lambda: evidence(primary("gpt-5.5", ok(), http(OVERLOADED), ok()), run("gpt-5.4-mini", ok())),
-         Status.WARN, has=(CAP_MOD,), lacks=(CAP_STRONG, CAP_AGAINST),
-         summary="gpt-5.5 is intermittent: 1 of 3 attempts overloaded",
-         extra=lambda fs: _peak_hours(fs, "1 of 3 attempts overloaded")),
-    Case("most sampled attempts at capacity while the alternative answers → strong and intermittent",
-         lambda: evidence(primary("gpt-5.5", ok(), http(OVERLOADED), http(OVERLOADED)), run("gpt-5.4-mini", ok())),
-         Status.FAIL, has=(CAP_STRONG, CAP_MOD), lacks=(CAP_AGAINST,),
-         summary="gpt-5.5 is intermittent: 2 of 3 attempts overloaded",
-         extra=lambda fs: _peak_hours(fs, "2 of 3 attempts overloaded")),
-    Case("intermittent without a capacity cause → capacity weak only",
-         lambda: evidence(primary("gpt-5.5", undecided(), ok())),
-         Status.WARN, has=(CAP_WEAK,), lacks=(CAP_MOD, CAP_STRONG)),
-    Case("contradictory: primary flaky, alternative fails with capacity → intermittent, not every-model",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED), ok()), run("gpt-5.4-mini", http(OVERLOADED))),
-         Status.WARN, has=(CAP_MOD,), lacks=(ACC_STRONG, ACC_WEAK, CAP_STRONG)),
+    Case(
+        "intermittent with a capacity signature → capacity moderate",
+        lambda: evidence(primary("gpt-5.5", http(OVERLOADED), ok())),
+        Status.WARN,
+        has=(CAP_MOD,),
+        lacks=(CAP_STRONG, CAP_AGAINST),
+        summary="gpt-5.5 is intermittent: 1 of 2 attempts overloaded",
+    ),
+    Case(
+        "one capacity failure among sampled successes → intermittent capacity (moderate), peak-hour advice",
+        lambda: evidence(primary("gpt-5.5", ok(), http(OVERLOADED), ok()), run("gpt-5.4-mini", ok())),
+        Status.WARN,
+        has=(CAP_MOD,),
+        lacks=(CAP_STRONG, CAP_AGAINST),
+        summary="gpt-5.5 is intermittent: 1 of 3 attempts overloaded",
+        extra=lambda fs: _peak_hours(fs, "1 of 3 attempts overloaded"),
+    ),
+    Case(
+        "most sampled attempts at capacity while the alternative answers → strong and intermittent",
+        lambda: evidence(primary("gpt-5.5", ok(), http(OVERLOADED), http(OVERLOADED)), run("gpt-5.4-mini", ok())),
+        Status.FAIL,
+        has=(CAP_STRONG, CAP_MOD),
+        lacks=(CAP_AGAINST,),
+        summary="gpt-5.5 is intermittent: 2 of 3 attempts overloaded",
+        extra=lambda fs: _peak_hours(fs, "2 of 3 attempts overloaded"),
+    ),
+    Case(
+        "intermittent without a capacity cause → capacity weak only",
+        lambda: evidence(primary("gpt-5.5", undecided(), ok())),
+        Status.WARN,
+        has=(CAP_WEAK,),
+        lacks=(CAP_MOD, CAP_STRONG),
+    ),
+    Case(
+        "contradictory: primary flaky, alternative fails with capacity → intermittent, not every-model",
+        lambda: evidence(primary("gpt-5.5", http(OVERLOADED), ok()), run("gpt-5.4-mini", http(OVERLOADED))),
+        Status.WARN,
+        has=(CAP_MOD,),
+        lacks=(ACC_STRONG, ACC_WEAK, CAP_STRONG),
+    ),
     # --- every model at capacity
-    Case("every model capacity, healthy path, headroom → account strong, capacity weak",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED)), run("gpt-5.4-mini", http(OVERLOADED)),
-                          run("gpt-5-mini", http(OVERLOADED)), headroom=True),
-         Status.FAIL, has=(ACC_STRONG, CAP_WEAK), lacks=(CAP_STRONG, CAP_MOD)),
-    Case("every model capacity without headroom → capacity moderate, account weak",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED)), run("gpt-5.4-mini", http(OVERLOADED))),
-         Status.FAIL, has=(CAP_MOD, ACC_WEAK), lacks=(ACC_STRONG, CAP_STRONG)),
-    Case("contradictory: headroom but a cut stream on the path → not the account's strong case",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED), cut()), run("gpt-5.4-mini", http(OVERLOADED)),
-                          headroom=True),
-         Status.FAIL, has=(CAP_MOD, ACC_WEAK, NET_MOD), lacks=(ACC_STRONG,)),
-    Case("Retry-After longer than the deadline: one attempt each is still a steady failure, not flaky",
-         lambda: evidence(
-             primary("gpt-5.5", http(OVERLOADED, headers={"retry-after": "3600"}),
-                     stop="Retry-After 3600 s is longer than the time left"),
-             run("gpt-5.4-mini", http(OVERLOADED, headers={"retry-after": "3600"}),
-                 stop="Retry-After 3600 s is longer than the time left")),
-         Status.FAIL, has=(CAP_MOD, ACC_WEAK), lacks=(CAP_STRONG, CAP_WEAK),
-         summary="gpt-5.5 fails (HTTP 503 server_is_overloaded); gpt-5.4-mini fails"),
-    Case("Retry-After cut the primary short and no alternative was sent → no comparison",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED, headers={"retry-after": "3600"}),
-                                  stop="Retry-After 3600 s is longer than the time left"),
-                          run("gpt-5.4-mini", stop="request cap or deadline reached")),
-         Status.FAIL, has=(CAP_MOD,), lacks=(ACC_WEAK, ACC_STRONG), extra=_alt_model_step),
+    Case(
+        "every model capacity, healthy path, headroom → account strong, capacity weak",
+        lambda: evidence(
+            primary("gpt-5.5", http(OVERLOADED)),
+            run("gpt-5.4-mini", http(OVERLOADED)),
+            run("gpt-5-mini", http(OVERLOADED)),
+            headroom=True,
+        ),
+        Status.FAIL,
+        has=(ACC_STRONG, CAP_WEAK),
+        lacks=(CAP_STRONG, CAP_MOD),
+    ),
+    Case(
+        "every model capacity without headroom → capacity moderate, account weak",
+        lambda: evidence(primary("gpt-5.5", http(OVERLOADED)), run("gpt-5.4-mini", http(OVERLOADED))),
+        Status.FAIL,
+        has=(CAP_MOD, ACC_WEAK),
+        lacks=(ACC_STRONG, CAP_STRONG),
+    ),
+    Case(
+        "contradictory: headroom but a cut stream on the path → not the account's strong case",
+        lambda: evidence(
+            primary("gpt-5.5", http(OVERLOADED), cut()), run("gpt-5.4-mini", http(OVERLOADED)), headroom=True
+        ),
+        Status.FAIL,
+        has=(CAP_MOD, ACC_WEAK, NET_MOD),
+        lacks=(ACC_STRONG,),
+    ),
+    Case(
+        "Retry-After longer than the deadline: one attempt each is still a steady failure, not flaky",
+        lambda: evidence(
+            primary(
+                "gpt-5.5",
+                http(OVERLOADED, headers={"retry-after": "3600"}),
+                stop="Retry-After 3600 s is longer than the time left",
+            ),
+            run(
+                "gpt-5.4-mini",
+                http(OVERLOADED, headers={"retry-after": "3600"}),
+                stop="Retry-After 3600 s is longer than the time left",
+            ),
+        ),
+        Status.FAIL,
+        has=(CAP_MOD, ACC_WEAK),
+        lacks=(CAP_STRONG, CAP_WEAK),
+        summary="gpt-5.5 fails (HTTP 503 server_is_overloaded); gpt-5.4-mini fails",
+    ),
+    Case(
+        "Retry-After cut the primary short and no alternative was sent → no comparison",
+        lambda: evidence(
+            primary(
+                "gpt-5.5",
+                http(OVERLOADED, headers={"retry-after": "3600"}),
+                stop="Retry-After 3600 s is longer than the time left",
+            ),
+            run("gpt-5.4-mini", stop="request cap or deadline reached"),
+        ),
+        Status.FAIL,
+        has=(CAP_MOD,),
+        lacks=(ACC_WEAK, ACC_STRONG),
+        extra=_alt_model_step,
+    ),
     # --- no usable comparison
-    Case("no alternative given → capacity moderate, asks for --alt-model",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED), http(OVERLOADED))),
-         Status.FAIL, has=(CAP_MOD,), lacks=(CAP_STRONG, ACC_WEAK), extra=_alt_model_step),
-    Case("contradictory: alternative fails with another cause (quota) → no comparison, quota reported too",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED)), run("gpt-5.4-mini", http(QUOTA))),
-         Status.FAIL, has=(CAP_MOD, QUOTA_STRONG), lacks=(CAP_STRONG, ACC_WEAK, ACC_STRONG),
-         extra=_alt_model_step),
-    Case("contradictory: one alternative at capacity, the other refused by the key → no every-model rule",
-         lambda: evidence(primary("gpt-5.5", http(OVERLOADED)), run("gpt-5.4-mini", http(OVERLOADED)),
-                          run("gpt-5-mini", http(AUTH)), headroom=True),
-         Status.FAIL, has=(CAP_MOD, (C.ACCOUNT, S.MODERATE)), lacks=(ACC_STRONG, CAP_STRONG)),
-    Case("bare 5xx without a known code is weak capacity by status",
-         lambda: evidence(primary("gpt-5.5", http(BARE_500)), run("gpt-5.4-mini", ok())),
-         Status.FAIL, has=(CAP_STRONG,), summary="HTTP 500"),
+    Case(
+        "no alternative given → capacity moderate, asks for --alt-model",
+        lambda: evidence(primary("gpt-5.5", http(OVERLOADED), http(OVERLOADED))),
+        Status.FAIL,
+        has=(CAP_MOD,),
+        lacks=(CAP_STRONG, ACC_WEAK),
+        extra=_alt_model_step,
+    ),
+    Case(
+        "contradictory: alternative fails with another cause (quota) → no comparison, quota reported too",
+        lambda: evidence(primary("gpt-5.5", http(OVERLOADED)), run("gpt-5.4-mini", http(QUOTA))),
+        Status.FAIL,
+        has=(CAP_MOD, QUOTA_STRONG),
+        lacks=(CAP_STRONG, ACC_WEAK, ACC_STRONG),
+        extra=_alt_model_step,
+    ),
+    Case(
+        "contradictory: one alternative at capacity, the other refused by the key → no every-model rule",
+        lambda: evidence(
+            primary("gpt-5.5", http(OVERLOADED)),
+            run("gpt-5.4-mini", http(OVERLOADED)),
+            run("gpt-5-mini", http(AUTH)),
+            headroom=True,
+        ),
+        Status.FAIL,
+        has=(CAP_MOD, (C.ACCOUNT, S.MODERATE)),
+        lacks=(ACC_STRONG, CAP_STRONG),
+    ),
+    Case(
+        "bare 5xx without a known code is weak capacity by status",
+        lambda: evidence(primary("gpt-5.5", http(BARE_500)), run("gpt-5.4-mini", ok())),
+        Status.FAIL,
+        has=(CAP_STRONG,),
+        summary="HTTP 500",
+    ),
     # --- everything fails otherwise: not capacity
-    Case("everything fails with quota → quota strong, capacity not weighed",
-         lambda: evidence(primary("gpt-5.5", http(QUOTA)), run("gpt-5.4-mini", http(QUOTA))),
-         Status.FAIL, has=(QUOTA_STRONG,), lacks=(CAP_STRONG, CAP_MOD, CAP_WEAK, CAP_AGAINST),
-         extra=_one_finding_per_signature),
-    Case("invalid key on every model → account, not capacity",
-         lambda: evidence(primary("gpt-5.5", http(AUTH)), run("gpt-5.4-mini", http(AUTH))),
-         Status.FAIL, has=(ACC_MOD,), lacks=(CAP_STRONG, CAP_MOD, CAP_WEAK)),
+    Case(
+        "everything fails with quota → quota strong, capacity not weighed",
+        lambda: evidence(primary("gpt-5.5", http(QUOTA)), run("gpt-5.4-mini", http(QUOTA))),
+        Status.FAIL,
+        has=(QUOTA_STRONG,),
+        lacks=(CAP_STRONG, CAP_MOD, CAP_WEAK, CAP_AGAINST),
+        extra=_one_finding_per_signature,
+    ),
+    Case(
+        "invalid key on every model → account, not capacity",
+        lambda: evidence(primary("gpt-5.5", http(AUTH)), run("gpt-5.4-mini", http(AUTH))),
+        Status.FAIL,
+        has=(ACC_MOD,),
+        lacks=(CAP_STRONG, CAP_MOD, CAP_WEAK),
+    ),
     # --- the model list: client vs account
-    Case("model not in the list and refused → client strong with a close match",
-         lambda: evidence(primary("gpt-5.5-typo", http(NOT_FOUND)), run("gpt-5.4-mini", ok()),
-                          listing=listing_ok(*LIST), listed=LIST),
-         Status.FAIL, has=(CLI_STRONG,), lacks=(ACC_MOD, CAP_STRONG, CAP_MOD), extra=_close_match),
-    Case("model in the list but refused → account moderate (entitlement), not client",
-         lambda: evidence(primary("gpt-5.5", http(NOT_FOUND)), run("gpt-5.4-mini", ok()),
-                          listing=listing_ok(*LIST), listed=LIST),
-         Status.FAIL, has=(ACC_MOD,), lacks=(CLI_STRONG, CAP_STRONG)),
-    Case("list endpoint unreadable (200, nothing parsed) → the 404 is read by its signature alone",
-         lambda: evidence(primary("gpt-5.5", http(NOT_FOUND)), run("gpt-5.4-mini", ok()),
-                          listing=listing_raw("ok", 200, "not json"), listed=None),
-         Status.FAIL, has=(CLI_MOD,), lacks=(CLI_STRONG, ACC_MOD)),
-    Case("--no-inference: listed model → pass with context",
-         lambda: evidence(listing=listing_ok(*LIST), listed=LIST, model="gpt-5.5", no_inference=True),
-         Status.PASS, has=(CLI_CONTEXT,), lacks=(CAP_AGAINST,), summary="gpt-5.5 is listed (3 models)"),
-    Case("--no-inference: unlisted model → client moderate with a close match",
-         lambda: evidence(listing=listing_ok(*LIST), listed=LIST, model="gpt-5.5-typo", no_inference=True),
-         Status.WARN, has=(CLI_MOD,), summary="gpt-5.5-typo is NOT listed", extra=_close_match),
-    Case("--no-inference: list refused with an auth error → the list's own signature",
-         lambda: evidence(listing=listing_err(AUTH), model="gpt-5.5", no_inference=True),
-         Status.WARN, has=(ACC_MOD,), summary="model list: HTTP 401; generation not probed"),
-    Case("--no-inference: list endpoint unreadable (500, no error object) → weak capacity only",
-         lambda: evidence(listing=listing_raw("http_error", 500, "oops"), model="gpt-5.5", no_inference=True),
-         Status.WARN, has=(CAP_WEAK,), lacks=(CAP_MOD, CAP_STRONG), summary="model list: HTTP 500"),
-    Case("the rules read the list's match and never classify: without one, the status fallback is weak",
-         lambda: evidence(listing=listing_err(AUTH), model="gpt-5.5", no_inference=True, listing_match=None),
-         Status.WARN, has=(ACC_WEAK,), lacks=(ACC_MOD,)),
-    Case("--no-inference: list endpoint missing (404) → nothing to say",
-         lambda: evidence(listing=listing_raw("http_error", 404, "{}"), model="gpt-5.5", no_inference=True),
-         Status.PASS, summary="model list: HTTP 404; generation not probed"),
-    Case("--no-inference: list answered 200 but unreadable → nothing to say",
-         lambda: evidence(listing=listing_raw("ok", 200, "[]"), model="gpt-5.5", no_inference=True),
-         Status.PASS, summary="model list: HTTP 200; generation not probed"),
-    Case("list came back as HTML → network strong",
-         lambda: evidence(listing=listing_raw("html", 403, "<html>"), model="gpt-5.5", no_inference=True),
-         Status.FAIL, has=(NET_STRONG,)),
+    Case(
+        "model not in the list and refused → client strong with a close match",
+        lambda: evidence(
+            primary("gpt-5.5-typo", http(NOT_FOUND)), run("gpt-5.4-mini", ok()), listing=listing_ok(*LIST), listed=LIST
+        ),
+        Status.FAIL,
+        has=(CLI_STRONG,),
+        lacks=(ACC_MOD, CAP_STRONG, CAP_MOD),
+        extra=_close_match,
+    ),
+    Case(
+        "model in the list but refused → account moderate (entitlement), not client",
+        lambda: evidence(
+            primary("gpt-5.5", http(NOT_FOUND)), run("gpt-5.4-mini", ok()), listing=listing_ok(*LIST), listed=LIST
+        ),
+        Status.FAIL,
+        has=(ACC_MOD,),
+        lacks=(CLI_STRONG, CAP_STRONG),
+    ),
+    Case(
+        "list endpoint unreadable (200, nothing parsed) → the 404 is read by its signature alone",
+        lambda: evidence(
+            primary("gpt-5.5", http(NOT_FOUND)),
+            run("gpt-5.4-mini", ok()),
+            listing=listing_raw("ok", 200, "not json"),
+            listed=None,
+        ),
+        Status.FAIL,
+        has=(CLI_MOD,),
+        lacks=(CLI_STRONG, ACC_MOD),
+    ),
+    Case(
+        "--no-inference: listed model → pass with context",
+        lambda: evidence(listing=listing_ok(*LIST), listed=LIST, model="gpt-5.5", no_inference=True),
+        Status.PASS,
+        has=(CLI_CONTEXT,),
+        lacks=(CAP_AGAINST,),
+        summary="gpt-5.5 is listed (3 models)",
+    ),
+    Case(
+        "--no-inference: unlisted model → client moderate with a close match",
+        lambda: evidence(listing=listing_ok(*LIST), listed=LIST, model="gpt-5.5-typo", no_inference=True),
+        Status.WARN,
+        has=(CLI_MOD,),
+        summary="gpt-5.5-typo is NOT listed",
+        extra=_close_match,
+    ),
+    Case(
+        "--no-inference: list refused with an auth error → the list's own signature",
+        lambda: evidence(listing=listing_err(AUTH), model="gpt-5.5", no_inference=True),
+        Status.WARN,
+        has=(ACC_MOD,),
+        summary="model list: HTTP 401; generation not probed",
+    ),
+    Case(
+        "--no-inference: list endpoint unreadable (500, no error object) → weak capacity only",
+        lambda: evidence(listing=listing_raw("http_error", 500, "oops"), model="gpt-5.5", no_inference=True),
+        Status.WARN,
+        has=(CAP_WEAK,),
+        lacks=(CAP_MOD, CAP_STRONG),
+        summary="model list: HTTP 500",
+    ),
+    Case(
+        "the rules read the list's match and never classify: without one, the status fallback is weak",
+        lambda: evidence(listing=listing_err(AUTH), model="gpt-5.5", no_inference=True, listing_match=None),
+        Status.WARN,
+        has=(ACC_WEAK,),
+        lacks=(ACC_MOD,),
+    ),
+    Case(
+        "--no-inference: list endpoint missing (404) → nothing to say",
+        lambda: evidence(listing=listing_raw("http_error", 404, "{}"), model="gpt-5.5", no_inference=True),
+        Status.PASS,
+        summary="model list: HTTP 404; generation not probed",
+    ),
+    Case(
+        "--no-inference: list answered 200 but unreadable → nothing to say",
+        lambda: evidence(listing=listing_raw("ok", 200, "[]"), model="gpt-5.5", no_inference=True),
+        Status.PASS,
+        summary="model list: HTTP 200; generation not probed",
+    ),
+    Case(
+        "list came back as HTML → network strong",
+        lambda: evidence(listing=listing_raw("html", 403, "<html>"), model="gpt-5.5", no_inference=True),
+        Status.FAIL,
+        has=(NET_STRONG,),
+    ),
     # --- connection failures
-    Case("refused at a loopback base URL from the env → client strong, unset the variable",
-         lambda: evidence(primary("claude-opus-4-7", conn("refused", LOOPBACK)), base_url=LOOPBACK,
-                          provider="anthropic", source="env ANTHROPIC_BASE_URL"),
-         Status.FAIL, has=(CLI_STRONG, CLI_CONTEXT), lacks=(NET_STRONG, CAP_MOD), summary="fails (refused)",
-         extra=_unset_step),
-    Case("refused at the provider's host → network strong",
-         lambda: evidence(primary("gpt-5.5", conn("refused"))),
-         Status.FAIL, has=(NET_STRONG,), lacks=(CLI_STRONG,)),
-    Case("the list answered, then generation timed out → network moderate",
-         lambda: evidence(primary("gpt-5.5", conn("timeout")), listing=listing_ok(*LIST), listed=LIST),
-         Status.FAIL, has=(NET_MOD,), lacks=(NET_STRONG,)),
-    Case("nothing answered the list and nothing more was sent",
-         lambda: evidence(listing=conn("tls"), model="gpt-5.5"),
-         Status.FAIL, has=(NET_STRONG,), summary="no answer from https://api.openai.com/v1: the TLS handshake"),
-    Case("HTML block page on generation → network strong, not capacity",
-         lambda: evidence(primary("gpt-5.5", html())),
-         Status.FAIL, has=(NET_STRONG,), lacks=(CAP_STRONG, CAP_MOD)),
-    Case("every stream cut → network strong",
-         lambda: evidence(primary("gpt-5.5", cut(), cut())),
-         Status.FAIL, has=(NET_STRONG,)),
+    Case(
+        "refused at a loopback base URL from the env → client strong, unset the variable",
+        lambda: evidence(
+            primary("claude-opus-4-7", conn("refused", LOOPBACK)),
+            base_url=LOOPBACK,
+            provider="anthropic",
+            source="env ANTHROPIC_BASE_URL",
+        ),
+        Status.FAIL,
+        has=(CLI_STRONG, CLI_CONTEXT),
+        lacks=(NET_STRONG, CAP_MOD),
+        summary="fails (refused)",
+        extra=_unset_step,
+    ),
+    Case(
+        "refused at the provider's host → network strong",
+        lambda: evidence(primary("gpt-5.5", conn("refused"))),
+        Status.FAIL,
+        has=(NET_STRONG,),
+        lacks=(CLI_STRONG,),
+    ),
+    Case(
+        "the list answered, then generation timed out → network moderate",
+        lambda: evidence(primary("gpt-5.5", conn("timeout")), listing=listing_ok(*LIST), listed=LIST),
+        Status.FAIL,
+        has=(NET_MOD,),
+        lacks=(NET_STRONG,),
+    ),
+    Case(
+        "nothing answered the list and nothing more was sent",
+        lambda: evidence(listing=conn("tls"), model="gpt-5.5"),
+        Status.FAIL,
+        has=(NET_STRONG,),
+        summary="no answer from https://api.openai.com/v1: the TLS handshake",
+    ),
+    Case(
+        "HTML block page on generation → network strong, not capacity",
+        lambda: evidence(primary("gpt-5.5", html())),
+        Status.FAIL,
+        has=(NET_STRONG,),
+        lacks=(CAP_STRONG, CAP_MOD),
+    ),
+    Case(
+        "every stream cut → network strong",
+        lambda: evidence(primary("gpt-5.5", cut(), cut())),
+        Status.FAIL,
+        has=(NET_STRONG,),
+    ),
     # --- healthy and context
-    Case("healthy primary → pass, against capacity",
-         lambda: evidence(primary("gpt-5.5", ok(412)), listing=listing_ok(*LIST), listed=LIST),
-         Status.PASS, has=(CAP_AGAINST,), lacks=(CLI_CONTEXT,), summary="gpt-5.5 answers"),
-    Case("healthy through a relay → pass, the relay named as context",
-         lambda: evidence(primary("gpt-5.5", ok()), base_url=RELAY),
-         Status.PASS, has=(CAP_AGAINST, CLI_CONTEXT)),
-    Case("nothing probed at all (no time left)",
-         lambda: evidence(model="gpt-5.5"),
-         Status.PASS, summary="nothing was probed (no time left)"),
+    Case(
+        "healthy primary → pass, against capacity",
+        lambda: evidence(primary("gpt-5.5", ok(412)), listing=listing_ok(*LIST), listed=LIST),
+        Status.PASS,
+        has=(CAP_AGAINST,),
+        lacks=(CLI_CONTEXT,),
+        summary="gpt-5.5 answers",
+    ),
+    Case(
+        "healthy through a relay → pass, the relay named as context",
+        lambda: evidence(primary("gpt-5.5", ok()), base_url=RELAY),
+        Status.PASS,
+        has=(CAP_AGAINST, CLI_CONTEXT),
+    ),
+    Case(
+        "nothing probed at all (no time left)",
+        lambda: evidence(model="gpt-5.5"),
+        Status.PASS,
+        summary="nothing was probed (no time left)",
+    ),
 ]
 
 
@@ -368,30 +598,36 @@ def test_judge_is_pure_and_repeatable() -> None:
 # ------------------------------------------------------------------ reading one attempt
 
 
-@pytest.mark.parametrize(("ex", "cause"), [
-    (http(OVERLOADED), Cause.CAPACITY),
-    (http(QUOTA), Cause.QUOTA),
-    (http(AUTH), Cause.ACCOUNT),
-    (http(NOT_FOUND), Cause.CLIENT),
-])
+@pytest.mark.parametrize(
+    ("ex", "cause"),
+    [
+        (http(OVERLOADED), Cause.CAPACITY),
+        (http(QUOTA), Cause.QUOTA),
+        (http(AUTH), Cause.ACCOUNT),
+        (http(NOT_FOUND), Cause.CLIENT),
+    ],
+)
 def test_attempt_cause_is_the_signatures(ex: Exchange, cause: Cause) -> None:
     assert attempt_cause(Attempt(ex, classify_exchange(ex))) is cause
 
 
-@pytest.mark.parametrize(("ex", "cause"), [
-    (conn("reset"), Cause.NETWORK),
-    (html(), Cause.NETWORK),
-    (cut(), Cause.NETWORK),
-    (listing_raw("http_error", 502), Cause.CAPACITY),
-    (listing_raw("http_error", 402), Cause.QUOTA),
-    (listing_raw("http_error", 429), Cause.QUOTA),
-    (listing_raw("http_error", 401), Cause.ACCOUNT),
-    (listing_raw("http_error", 403), Cause.ACCOUNT),
-    (listing_raw("http_error", 400), Cause.CLIENT),
-    (listing_raw("http_error", 404), Cause.CLIENT),
-    (listing_raw("http_error", 418), None),
-    (undecided(), None),
-])
+@pytest.mark.parametrize(
+    ("ex", "cause"),
+    [
+        (conn("reset"), Cause.NETWORK),
+        (html(), Cause.NETWORK),
+        (cut(), Cause.NETWORK),
+        (listing_raw("http_error", 502), Cause.CAPACITY),
+        (listing_raw("http_error", 402), Cause.QUOTA),
+        (listing_raw("http_error", 429), Cause.QUOTA),
+        (listing_raw("http_error", 401), Cause.ACCOUNT),
+        (listing_raw("http_error", 403), Cause.ACCOUNT),
+        (listing_raw("http_error", 400), Cause.CLIENT),
+        (listing_raw("http_error", 404), Cause.CLIENT),
+        (listing_raw("http_error", 418), None),
+        (undecided(), None),
+    ],
+)
 def test_attempt_cause_without_a_signature_falls_back(ex: Exchange, cause: Cause | None) -> None:
     assert attempt_cause(Attempt(ex, None)) is cause
 

@@ -34,8 +34,16 @@ def client(timeout: float = 5.0) -> httpx.Client:
     return httpx.Client(timeout=timeout, trust_env=False, verify=TLS)
 
 
-def generate(sim: Simulator, shape: str, model: str, *, stream: bool = False, route: str = "chat",
-             c: httpx.Client | None = None, keyless: bool = False) -> httpx.Response:
+def generate(
+    sim: Simulator,
+    shape: str,
+    model: str,
+    *,
+    stream: bool = False,
+    route: str = "chat",
+    c: httpx.Client | None = None,
+    keyless: bool = False,
+) -> httpx.Response:
     """One generation request in `shape`'s own wire format (stream bodies are read fully); `keyless`: no key."""
     c = c or client()
     headers = {"authorization": f"Bearer {KEY}"}
@@ -73,9 +81,9 @@ def parse_sse(text: str) -> list[tuple[str | None, Any]]:
         name, data = None, []
         for line in block.split("\n"):
             if line.startswith("event:"):
-                name = line[len("event:"):].strip()
+                name = line[len("event:") :].strip()
             elif line.startswith("data:"):
-                data.append(line[len("data:"):].strip())
+                data.append(line[len("data:") :].strip())
         payload = "\n".join(data)
         events.append((name, payload if payload == "[DONE]" else json.loads(payload)))
     return events
@@ -198,17 +206,25 @@ def test_responses_and_generate_routes(sim: Simulator) -> None:
     assert gen["response"] == "pong" and gen["done_reason"] == "stop"
 
 
-@pytest.mark.parametrize(("path", "key"), [
-    ("/v1/models", "data"), ("/anthropic/v1/models", "data"), ("/gemini/v1beta/models", "models"),
-    ("/ollama/api/tags", "models"), ("/ollama/v1/models", "data"), ("/openrouter/api/v1/models", "data"),
-])
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("/v1/models", "data"),
+        ("/anthropic/v1/models", "data"),
+        ("/gemini/v1beta/models", "models"),
+        ("/ollama/api/tags", "models"),
+        ("/ollama/v1/models", "data"),
+        ("/openrouter/api/v1/models", "data"),
+    ],
+)
 def test_model_lists(sim: Simulator, path: str, key: str) -> None:
     r = client().get(sim.url + path, headers={"anthropic-version": "2023-06-01"})
     assert r.status_code == 200
     items = r.json()[key]
     ids = {m.get("id") or m.get("name") for m in items}
-    assert any(str(i).endswith(("gpt-5.4-mini", "claude-haiku-4-5", "gemini-2.5-flash", "llama3.2:3b"))
-               for i in ids), ids
+    assert any(str(i).endswith(("gpt-5.4-mini", "claude-haiku-4-5", "gemini-2.5-flash", "llama3.2:3b")) for i in ids), (
+        ids
+    )
 
 
 def test_single_model_route_and_unknown_model(sim: Simulator) -> None:
@@ -218,11 +234,17 @@ def test_single_model_route_and_unknown_model(sim: Simulator) -> None:
     assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
 
 
-@pytest.mark.parametrize(("shape", "needle"), [
-    ("openai", '"code":"model_not_found"'), ("anthropic", '"type":"not_found_error"'),
-    ("gemini", '"status":"NOT_FOUND"'), ("ollama", "not found, try pulling it first"),
-    ("compat", "not found, try pulling it first"), ("openrouter", "No endpoints found for gpt-4.5-preview."),
-])
+@pytest.mark.parametrize(
+    ("shape", "needle"),
+    [
+        ("openai", '"code":"model_not_found"'),
+        ("anthropic", '"type":"not_found_error"'),
+        ("gemini", '"status":"NOT_FOUND"'),
+        ("ollama", "not found, try pulling it first"),
+        ("compat", "not found, try pulling it first"),
+        ("openrouter", "No endpoints found for gpt-4.5-preview."),
+    ],
+)
 def test_a_model_the_provider_does_not_have_is_a_404(sim: Simulator, shape: str, needle: str) -> None:
     r = generate(sim, shape, "gpt-4.5-preview")
     assert r.status_code == 404 and needle in r.text
@@ -230,8 +252,11 @@ def test_a_model_the_provider_does_not_have_is_a_404(sim: Simulator, shape: str,
 
 
 def test_anthropic_requires_version_header(sim: Simulator) -> None:
-    r = client().post(sim.url + "/anthropic/v1/messages", headers={"x-api-key": KEY},
-                      json={"model": PRIMARY["anthropic"], "max_tokens": 1, "messages": []})
+    r = client().post(
+        sim.url + "/anthropic/v1/messages",
+        headers={"x-api-key": KEY},
+        json={"model": PRIMARY["anthropic"], "max_tokens": 1, "messages": []},
+    )
     assert r.status_code == 400
     assert r.json()["error"] == {"type": "invalid_request_error", "message": "anthropic-version: header is required"}
     assert r.json()["request_id"] == r.headers["request-id"]
@@ -307,8 +332,10 @@ def test_anthropic_stream_events(sim: Simulator) -> None:
 def test_gemini_streams_sse_and_json_array(sim: Simulator) -> None:
     events = parse_sse(generate(sim, "gemini", PRIMARY["gemini"], stream=True).text)
     assert "".join(e[1]["candidates"][0]["content"]["parts"][0]["text"] for e in events) == "pong"
-    r = client().post(sim.url + f"/gemini/v1beta/models/{PRIMARY['gemini']}:streamGenerateContent",
-                      json={"contents": [{"parts": [{"text": "ping"}]}]})
+    r = client().post(
+        sim.url + f"/gemini/v1beta/models/{PRIMARY['gemini']}:streamGenerateContent",
+        json={"contents": [{"parts": [{"text": "ping"}]}]},
+    )
     array = r.json()
     assert isinstance(array, list) and array[-1]["candidates"][0]["finishReason"] == "STOP"
 
@@ -448,8 +475,12 @@ def test_engine_overloaded_is_moonshot_shaped() -> None:
         sc = sim.scenario
         r = generate(sim, "openai", sc.primary_model)
         assert r.status_code == 429
-        assert r.json() == {"error": {"message": "The engine is currently overloaded, please try again later",
-                                      "type": "engine_overloaded_error"}}
+        assert r.json() == {
+            "error": {
+                "message": "The engine is currently overloaded, please try again later",
+                "type": "engine_overloaded_error",
+            }
+        }
         assert generate(sim, "openai", sc.alt_models[0]).status_code == 200
         ids = [m["id"] for m in client().get(sim.url + "/v1/models").json()["data"]]
         assert sc.primary_model in ids and sc.alt_models[0] in ids
@@ -472,16 +503,23 @@ def test_local_oom_ps_shows_model_partly_on_cpu() -> None:
 def test_cloudflare_block_is_html_on_every_api_route() -> None:
     with Simulator("cloudflare-block") as sim:
         c = client()
-        for r in (generate(sim, "openai", ALT["openai"], c=c), generate(sim, "anthropic", ALT["anthropic"], c=c),
-                  c.get(sim.url + "/v1/models")):
+        for r in (
+            generate(sim, "openai", ALT["openai"], c=c),
+            generate(sim, "anthropic", ALT["anthropic"], c=c),
+            c.get(sim.url + "/v1/models"),
+        ):
             assert r.status_code == 403 and r.headers["content-type"].startswith("text/html")
             assert "<title>Just a moment...</title>" in r.text and r.headers["cf-mitigated"] == "challenge"
             assert "-" in r.headers["cf-ray"]
 
 
-@pytest.mark.parametrize(("name", "expected"), [
-    ("intermittent-capacity", [200, 503, 503, 200, 503, 200]), ("occasional-capacity", [200, 503, 200, 200]),
-])
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("intermittent-capacity", [200, 503, 503, 200, 503, 200]),
+        ("occasional-capacity", [200, 503, 200, 200]),
+    ],
+)
 def test_intermittent_scenarios_start_with_a_success(name: str, expected: list[int]) -> None:
     with Simulator(name) as sim:
         got = [generate(sim, "openai", PRIMARY["openai"]).status_code for _ in expected]
@@ -489,11 +527,16 @@ def test_intermittent_scenarios_start_with_a_success(name: str, expected: list[i
         assert generate(sim, "openai", ALT["openai"]).status_code == 200  # the lighter model is fine
 
 
-@pytest.mark.parametrize(("shape", "status", "needle"), [
-    ("openai", 401, "You didn't provide an API key"), ("anthropic", 401, "x-api-key header is required"),
-    ("gemini", 403, "unregistered callers"), ("openrouter", 401, "No auth credentials found"),
-    ("compat", 401, "Unauthorized"),
-])
+@pytest.mark.parametrize(
+    ("shape", "status", "needle"),
+    [
+        ("openai", 401, "You didn't provide an API key"),
+        ("anthropic", 401, "x-api-key header is required"),
+        ("gemini", 403, "unregistered callers"),
+        ("openrouter", 401, "No auth credentials found"),
+        ("compat", 401, "Unauthorized"),
+    ],
+)
 def test_no_key_scenario_refuses_only_requests_without_a_key(shape: str, status: int, needle: str) -> None:
     with Simulator("no-key") as sim:
         refused = generate(sim, shape, PRIMARY[shape], keyless=True)
@@ -532,8 +575,9 @@ def test_every_scenario_fails_its_own_target_iff_something_is_wrong() -> None:
             continue
         with Simulator(name) as sim:
             # the demo's target carries no key
-            answers = [generate(sim, shape_of[sc.provider], sc.primary_model, c=client(), keyless=True)
-                       for _ in sc.pattern]
+            answers = [
+                generate(sim, shape_of[sc.provider], sc.primary_model, c=client(), keyless=True) for _ in sc.pattern
+            ]
             failed = any(r.status_code >= 400 or "error" in r.json() for r in answers)  # one period of the pattern
             assert failed is (sc.expected_cause != "none"), name
             if sc.fails == "primary":
@@ -552,8 +596,10 @@ def test_stream_capacity_fails_after_http_200() -> None:
         assert names[0] == "response.created" and names[-1] == "response.failed"
         assert "response.completed" not in names
         error = events[-1][1]["response"]["error"]
-        assert error == {"code": "server_is_overloaded",
-                         "message": "Selected model is at capacity. Please try a different model."}
+        assert error == {
+            "code": "server_is_overloaded",
+            "message": "Selected model is at capacity. Please try a different model.",
+        }
         ok = parse_sse(generate(sim, "openai", ALT["openai"], stream=True, route="responses").text)
         assert ok[-1][0] == "response.completed"
 
@@ -582,10 +628,14 @@ def test_stream_cut_truncates_the_body_but_plain_requests_work() -> None:
         c = client()
         assert generate(sim, "openai", PRIMARY["openai"], c=c).status_code == 200
         received = b""
-        with pytest.raises(httpx.RemoteProtocolError), c.stream(
-            "POST", sim.base_url("openai") + "/responses",
-            json={"model": PRIMARY["openai"], "input": "ping", "stream": True},
-        ) as r:
+        with (
+            pytest.raises(httpx.RemoteProtocolError),
+            c.stream(
+                "POST",
+                sim.base_url("openai") + "/responses",
+                json={"model": PRIMARY["openai"], "input": "ping", "stream": True},
+            ) as r,
+        ):
             assert r.status_code == 200
             for chunk in r.iter_raw():
                 received += chunk
@@ -638,9 +688,13 @@ def test_status_page_broken_is_html_500() -> None:
 def test_captive_portal_answers_every_path_with_a_redirect_page() -> None:
     with Simulator("captive-portal") as sim:
         c = client()
-        responses = [c.get(sim.url + "/"), c.get(sim.url + "/v1/models"),
-                     c.get(sim.status_url + "/api/v2/summary.json"), generate(sim, "openai", PRIMARY["openai"], c=c),
-                     generate(sim, "anthropic", PRIMARY["anthropic"], c=c)]
+        responses = [
+            c.get(sim.url + "/"),
+            c.get(sim.url + "/v1/models"),
+            c.get(sim.status_url + "/api/v2/summary.json"),
+            generate(sim, "openai", PRIMARY["openai"], c=c),
+            generate(sim, "anthropic", PRIMARY["anthropic"], c=c),
+        ]
         for r in responses:
             assert r.status_code == 200 and r.headers["content-type"] == "text/html"
             assert '<meta http-equiv="refresh" content="0; url=http://10.0.0.1/login?dst=' in r.text
@@ -723,8 +777,9 @@ def test_concurrent_requests_are_all_logged(sim: Simulator) -> None:
 def test_serve_prints_base_urls_and_one_line_per_request_without_secrets() -> None:
     lines: list[str] = []
     until = threading.Event()
-    runner = threading.Thread(target=serve, kwargs={"scenario": "capacity", "port": 0, "out": lines.append,
-                                                    "until": until})
+    runner = threading.Thread(
+        target=serve, kwargs={"scenario": "capacity", "port": 0, "out": lines.append, "until": until}
+    )
     runner.start()
     try:
         for _ in range(500):
@@ -736,8 +791,9 @@ def test_serve_prints_base_urls_and_one_line_per_request_without_secrets() -> No
         assert base.startswith("http://127.0.0.1:") and base.endswith("/v1")
         assert any("anthropic" in ln and base[:-3] + "/anthropic" in ln for ln in lines)
         assert any("expected cause: capacity" in ln for ln in lines)
-        client().post(base + "/chat/completions?key=" + KEY, json={"model": "gpt-5.5"},
-                      headers={"authorization": f"Bearer {KEY}"})
+        client().post(
+            base + "/chat/completions?key=" + KEY, json={"model": "gpt-5.5"}, headers={"authorization": f"Bearer {KEY}"}
+        )
     finally:
         until.set()
         runner.join(timeout=10)

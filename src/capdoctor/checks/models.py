@@ -64,11 +64,19 @@ def attempt_row(a: Attempt) -> dict[str, Any]:
     cause = None if ex.ok else attempt_cause(a)
     error = None if ex.ok else (ex.error.short() if ex.error else ex.detail) or None
     return {
-        "status": ex.status, "kind": ex.kind, "route": ex.route, "signature": signature_id(a),
-        "cause": cause.value if cause else None, "latency_ms": ex.latency_ms, "request_id": rid,
-        "cf_ray": ray, "error": error, "waited_s": round(a.waited_s, 2),
+        "status": ex.status,
+        "kind": ex.kind,
+        "route": ex.route,
+        "signature": signature_id(a),
+        "cause": cause.value if cause else None,
+        "latency_ms": ex.latency_ms,
+        "request_id": rid,
+        "cf_ray": ray,
+        "error": error,
+        "waited_s": round(a.waited_s, 2),
         # for the ticket: when the provider answered (its Date header, UTC) and its words uncut
-        "time": response_time(ex.headers), "error_text": None if ex.ok else full_error_text(ex),
+        "time": response_time(ex.headers),
+        "error_text": None if ex.ok else full_error_text(ex),
     }
 
 
@@ -110,12 +118,18 @@ def default_alternatives(target: Target, adapter: Adapter, listed: Sequence[str]
 def _scrub_finding(f: Finding, secrets: list[str]) -> Finding:
     from capdoctor.redact import redact, redact_text
 
-    return Finding(f.cause, f.strength, redact_text(f.message, secrets), redact(dict(f.data), secrets),
-                   tuple(NextStep(redact_text(s.text, secrets), s.command) for s in f.next_steps))
+    return Finding(
+        f.cause,
+        f.strength,
+        redact_text(f.message, secrets),
+        redact(dict(f.data), secrets),
+        tuple(NextStep(redact_text(s.text, secrets), s.command) for s in f.next_steps),
+    )
 
 
-def untested_generation(model: str, runs: Sequence[ModelRun], no_inference: bool, key_blocked: bool,
-                        listing: Exchange | None, stopped: str) -> list[dict[str, Any]]:
+def untested_generation(
+    model: str, runs: Sequence[ModelRun], no_inference: bool, key_blocked: bool, listing: Exchange | None, stopped: str
+) -> list[dict[str, Any]]:
     """The coverage gap the verdict reads when the model's generation was never probed (see verdict.Gap)."""
     if runs or key_blocked or not model:
         return []
@@ -166,36 +180,58 @@ class ModelsCheck(Registered, check_id="models"):
         exchanges = [ex for _, ex in prober.exchanges]
         headroom = any(parse_headers(ex.headers, ctx.now()).headroom for ex in exchanges)
         listing_match = classify_exchange(listing) if listing is not None and not listing.ok else None
-        ev = Evidence(target, adapter, listing, listed, runs, exchanges, ctx.no_inference, headroom, listing_match,
-                      key)
+        ev = Evidence(target, adapter, listing, listed, runs, exchanges, ctx.no_inference, headroom, listing_match, key)
         status, summary, findings = judge(ev)
         data = {
-            "models": [{"model": r.model, "role": r.role, "outcome": r.outcome, "stop_reason": r.stop_reason,
-                        **failure_rate(r), "attempts": [attempt_row(a) for a in r.attempts]} for r in runs],
+            "models": [
+                {
+                    "model": r.model,
+                    "role": r.role,
+                    "outcome": r.outcome,
+                    "stop_reason": r.stop_reason,
+                    **failure_rate(r),
+                    "attempts": [attempt_row(a) for a in r.attempts],
+                }
+                for r in runs
+            ],
             "available_models": listed[:MAX_LISTED] if listed is not None else None,
             "model_listed": None if listed is None else target.model in listed,
-            "responses": [{"model": m, "route": ex.route, "status": ex.status, "kind": ex.kind,
-                           "headers": dict(ex.headers),
-                           "error_body": None if ex.ok or ex.kind == "html" else ex.body[:MAX_ERROR_BODY] or None}
-                          for m, ex in prober.exchanges],
+            "responses": [
+                {
+                    "model": m,
+                    "route": ex.route,
+                    "status": ex.status,
+                    "kind": ex.kind,
+                    "headers": dict(ex.headers),
+                    "error_body": None if ex.ok or ex.kind == "html" else ex.body[:MAX_ERROR_BODY] or None,
+                }
+                for m, ex in prober.exchanges
+            ],
             "requests": prober.requests,
             "output_tokens": prober.output_tokens,
             "route": prober.routes[0] if prober.routes else None,
             "stopped": prober.stopped or None,
             "key": key.to_dict(),
-            "untested": untested_generation(target.model, runs, ctx.no_inference, key_blocked, listing,
-                                            prober.stopped),
+            "untested": untested_generation(target.model, runs, ctx.no_inference, key_blocked, listing, prober.stopped),
         }
-        details = [f"{r.model} ({r.role}): {r.outcome} after {len(r.attempts)} attempt(s); {r.stop_reason}"
-                   for r in runs]
+        details = [
+            f"{r.model} ({r.role}): {r.outcome} after {len(r.attempts)} attempt(s); {r.stop_reason}" for r in runs
+        ]
         details.insert(0, f"key: {key.names()} ({shape_text(key)}); name from {key.name_source}")
         if key_blocked:
             details.append("generation not probed: the provider refused the model list and the key is the problem")
         if listing is not None:
-            details.insert(1, f"model list: {exchange_label(listing)}"
-                           + (f", {len(listed)} models" if listed is not None else ""))
+            details.insert(
+                1, f"model list: {exchange_label(listing)}" + (f", {len(listed)} models" if listed is not None else "")
+            )
         from capdoctor.redact import redact, redact_text
 
         secrets = [target.api_key] if target.api_key else []  # belt and braces before the report's redaction
-        return result_of(self, status, redact_text(summary, secrets), [_scrub_finding(f, secrets) for f in findings],
-                         redact(details, secrets), redact(data, secrets))
+        return result_of(
+            self,
+            status,
+            redact_text(summary, secrets),
+            [_scrub_finding(f, secrets) for f in findings],
+            redact(details, secrets),
+            redact(data, secrets),
+        )

@@ -46,7 +46,11 @@ if TYPE_CHECKING:
     from capdoctor.providers.base import Adapter
 
 STATUS_FALLBACK: dict[int, Cause] = {
-    400: Cause.CLIENT, 401: Cause.ACCOUNT, 402: Cause.QUOTA, 403: Cause.ACCOUNT, 404: Cause.CLIENT,
+    400: Cause.CLIENT,
+    401: Cause.ACCOUNT,
+    402: Cause.QUOTA,
+    403: Cause.ACCOUNT,
+    404: Cause.CLIENT,
     429: Cause.QUOTA,
 }
 """Weak fallback when no signature matched an HTTP error (5xx is capacity); signatures always win."""
@@ -146,8 +150,7 @@ def failure_rate(run: ModelRun) -> dict[str, Any]:
     for a in fails:
         label = signature_id(a) or attempt_label(a)
         seen[label] = seen.get(label, 0) + 1
-    return {"attempted": len(run.attempts), "failed": len(fails), "failure_rate": rate_text(run),
-            "signatures": seen}
+    return {"attempted": len(run.attempts), "failed": len(fails), "failure_rate": rate_text(run), "signatures": seen}
 
 
 def rate_text(run: ModelRun) -> str:
@@ -159,7 +162,8 @@ def rate_text(run: ModelRun) -> str:
 
 PEAK_HOURS_STEP = NextStep(
     "Capacity errors that come and go are peak-hour saturation: retry with backoff and jitter, keep a fallback "
-    "model configured, and move heavy or batch work off-peak.")
+    "model configured, and move heavy or batch work off-peak."
+)
 """The advice for intermittent capacity (the finding-specific step, ahead of the generic capacity steps)."""
 
 
@@ -172,8 +176,16 @@ def _is_model_error(a: Attempt) -> bool:
     """True when the failure says the model does not exist (HTTP 404 or the provider's words)."""
     ex = a.exchange
     sig = (signature_id(a) or "").lower()
-    text = " ".join(filter(None, [ex.error.code if ex.error else None, ex.error.type if ex.error else None,
-                                  ex.error.message if ex.error else None])).lower()
+    text = " ".join(
+        filter(
+            None,
+            [
+                ex.error.code if ex.error else None,
+                ex.error.type if ex.error else None,
+                ex.error.message if ex.error else None,
+            ],
+        )
+    ).lower()
     return ex.status == 404 or "not-found" in sig or "not_found" in sig or any(m in text for m in MISSING_MODEL_WORDS)
 
 
@@ -208,21 +220,36 @@ def _connection_findings(ev: Evidence) -> list[Finding]:
     if first.kind == "refused" and is_loopback(ev.target.base_url) and not answered:
         src = _source(ev.target, "base_url")
         var = _env_var(src)
-        steps = [NextStep(f"Start the local server or relay that should listen at {ev.target.base_url}, "
-                          f"or remove the stale setting ({src}).")]
+        steps = [
+            NextStep(
+                f"Start the local server or relay that should listen at {ev.target.base_url}, "
+                f"or remove the stale setting ({src})."
+            )
+        ]
         if var:
-            steps.append(NextStep(f"Unset {var} (and remove it from your shell profile) if nothing should "
-                                  "listen there.", f"unset {var}"))
-        return [Finding(Cause.CLIENT, Strength.STRONG,
-                        f"Nothing is listening at the base URL {ev.target.base_url} (from {src}): a stale "
-                        "local base URL or a stopped local server, not the provider.",
-                        {**data, "source": src}, tuple(steps))]
+            steps.append(
+                NextStep(
+                    f"Unset {var} (and remove it from your shell profile) if nothing should listen there.",
+                    f"unset {var}",
+                )
+            )
+        return [
+            Finding(
+                Cause.CLIENT,
+                Strength.STRONG,
+                f"Nothing is listening at the base URL {ev.target.base_url} (from {src}): a stale "
+                "local base URL or a stopped local server, not the provider.",
+                {**data, "source": src},
+                tuple(steps),
+            )
+        ]
     strength = Strength.STRONG if not answered else Strength.MODERATE
     when = "every request" if not answered else f"{len(failed)} of {len(ev.exchanges)} requests"
     what = KIND_TEXT.get(first.kind, first.kind)
     step = NextStep("Compare the direct path with your proxy path.", "capdoctor check paths")
-    return [Finding(Cause.NETWORK, strength, f"No HTTP answer from {ev.target.base_url} on {when}: {what}.",
-                    data, (step,))]
+    return [
+        Finding(Cause.NETWORK, strength, f"No HTTP answer from {ev.target.base_url} on {when}: {what}.", data, (step,))
+    ]
 
 
 def _html_findings(ev: Evidence) -> list[Finding]:
@@ -231,18 +258,38 @@ def _html_findings(ev: Evidence) -> list[Finding]:
         for a in run.failures:
             if a.exchange.kind == "html" and attempt_cause(a) is Cause.NETWORK:
                 rid, ray = request_ids(a.exchange)
-                return [Finding(Cause.NETWORK, Strength.STRONG,
-                                f"An HTML page came back where {ev.adapter.name} JSON was expected (HTTP "
-                                f"{a.exchange.status}): a block page, captive portal or proxy answered, "
-                                "not the provider.",
-                                {"status": a.exchange.status, "signature": signature_id(a), "request_id": rid,
-                                 "cf_ray": ray, "path": a.exchange.url},
-                                (NextStep("Open the base URL in a browser on this network, or retry on "
-                                          "another network (VPN off, phone hotspot)."),))]
+                return [
+                    Finding(
+                        Cause.NETWORK,
+                        Strength.STRONG,
+                        f"An HTML page came back where {ev.adapter.name} JSON was expected (HTTP "
+                        f"{a.exchange.status}): a block page, captive portal or proxy answered, "
+                        "not the provider.",
+                        {
+                            "status": a.exchange.status,
+                            "signature": signature_id(a),
+                            "request_id": rid,
+                            "cf_ray": ray,
+                            "path": a.exchange.url,
+                        },
+                        (
+                            NextStep(
+                                "Open the base URL in a browser on this network, or retry on "
+                                "another network (VPN off, phone hotspot)."
+                            ),
+                        ),
+                    )
+                ]
     if ev.listing is not None and ev.listing.kind == "html":
-        return [Finding(Cause.NETWORK, Strength.STRONG,
-                        f"The model list came back as an HTML page (HTTP {ev.listing.status}): something "
-                        "in the middle answered instead of the provider.", {"status": ev.listing.status})]
+        return [
+            Finding(
+                Cause.NETWORK,
+                Strength.STRONG,
+                f"The model list came back as an HTML page (HTTP {ev.listing.status}): something "
+                "in the middle answered instead of the provider.",
+                {"status": ev.listing.status},
+            )
+        ]
     return []
 
 
@@ -253,12 +300,22 @@ def _cut_findings(ev: Evidence) -> list[Finding]:
         return []
     total = sum(len(r.attempts) for r in ev.runs)
     strength = Strength.STRONG if len(cuts) == total else Strength.MODERATE
-    return [Finding(Cause.NETWORK, strength,
-                    f"Streams broke after the first output on {len(cuts)} of {total} attempts (stream disconnected "
-                    "before completion): a proxy, VPN or relay is cutting long-lived connections.",
-                    {"path": cuts[0].exchange.url, "kind": "cut"},
-                    (NextStep("Disable connection auto-close in your proxy client (e.g. Clash "
-                              "auto_close_connection) or compare paths.", "capdoctor check paths"),))]
+    return [
+        Finding(
+            Cause.NETWORK,
+            strength,
+            f"Streams broke after the first output on {len(cuts)} of {total} attempts (stream disconnected "
+            "before completion): a proxy, VPN or relay is cutting long-lived connections.",
+            {"path": cuts[0].exchange.url, "kind": "cut"},
+            (
+                NextStep(
+                    "Disable connection auto-close in your proxy client (e.g. Clash "
+                    "auto_close_connection) or compare paths.",
+                    "capdoctor check paths",
+                ),
+            ),
+        )
+    ]
 
 
 def _signature_findings(ev: Evidence, runs: Sequence[ModelRun]) -> list[Finding]:
@@ -275,21 +332,41 @@ def _signature_findings(ev: Evidence, runs: Sequence[ModelRun]) -> list[Finding]
             if listed is not None and model_error:
                 if run.model not in listed:
                     key = ("client", f"not-listed:{run.model}")
-                    seen.setdefault(key, Finding(
-                        Cause.CLIENT, Strength.STRONG,
-                        f"{run.model} is not in the provider's model list ({len(listed)} models) and the "
-                        f"request was refused ({attempt_label(a)}): a mistyped or retired model name.",
-                        {"model": run.model, "status": ex.status, "signature": signature_id(a),
-                         "request_id": request_ids(ex)[0], "cf_ray": request_ids(ex)[1]},
-                        _not_listed_steps(run.model, listed)))
+                    seen.setdefault(
+                        key,
+                        Finding(
+                            Cause.CLIENT,
+                            Strength.STRONG,
+                            f"{run.model} is not in the provider's model list ({len(listed)} models) and the "
+                            f"request was refused ({attempt_label(a)}): a mistyped or retired model name.",
+                            {
+                                "model": run.model,
+                                "status": ex.status,
+                                "signature": signature_id(a),
+                                "request_id": request_ids(ex)[0],
+                                "cf_ray": request_ids(ex)[1],
+                            },
+                            _not_listed_steps(run.model, listed),
+                        ),
+                    )
                     continue
                 key = ("account", f"listed-refused:{run.model}")
-                seen.setdefault(key, Finding(
-                    Cause.ACCOUNT, Strength.MODERATE,
-                    f"{run.model} is in the provider's model list but was refused ({attempt_label(a)}): this "
-                    "account or key may not use it (entitlement, tier or staged rollout).",
-                    {"model": run.model, "status": ex.status, "signature": signature_id(a),
-                     "request_id": request_ids(ex)[0], "cf_ray": request_ids(ex)[1]}))
+                seen.setdefault(
+                    key,
+                    Finding(
+                        Cause.ACCOUNT,
+                        Strength.MODERATE,
+                        f"{run.model} is in the provider's model list but was refused ({attempt_label(a)}): this "
+                        "account or key may not use it (entitlement, tier or staged rollout).",
+                        {
+                            "model": run.model,
+                            "status": ex.status,
+                            "signature": signature_id(a),
+                            "request_id": request_ids(ex)[0],
+                            "cf_ray": request_ids(ex)[1],
+                        },
+                    ),
+                )
                 continue
             key = (cause.value, signature_id(a) or f"status:{ex.status}")
             if key in seen:
@@ -301,12 +378,19 @@ def _signature_findings(ev: Evidence, runs: Sequence[ModelRun]) -> list[Finding]
             rid, ray = request_ids(ex)
             models = sorted({r.model for r in runs for b in r.failures if attempt_cause(b) is cause})
             seen[key] = Finding(
-                cause, strength,
+                cause,
+                strength,
                 f"{', '.join(models)}: {title} ({attempt_label(a)})"
                 + (f" — {shorten(ex.error.message.strip(), 160)}" if ex.error and ex.error.message else ""),
-                {"status": ex.status, "signature": signature_id(a), "request_id": rid, "cf_ray": ray,
-                 "model": run.model},
-                (NextStep(str(remedy)),) if remedy else ())
+                {
+                    "status": ex.status,
+                    "signature": signature_id(a),
+                    "request_id": rid,
+                    "cf_ray": ray,
+                    "model": run.model,
+                },
+                (NextStep(str(remedy)),) if remedy else (),
+            )
     return list(seen.values())
 
 
@@ -322,70 +406,121 @@ def _capacity_findings(ev: Evidence) -> list[Finding]:
     if not cap_fails:
         if primary.outcome == "flaky":
             n_ok = len(primary.attempts) - len(primary.failures)
-            out.append(Finding(Cause.CAPACITY, Strength.WEAK,
-                               f"{primary.model} answered only {n_ok} of {len(primary.attempts)} attempts: "
-                               "intermittent failures.", {"model": primary.model, **failure_rate(primary)}))
+            out.append(
+                Finding(
+                    Cause.CAPACITY,
+                    Strength.WEAK,
+                    f"{primary.model} answered only {n_ok} of {len(primary.attempts)} attempts: intermittent failures.",
+                    {"model": primary.model, **failure_rate(primary)},
+                )
+            )
         return out
     first = cap_fails[-1]
     rid, ray = request_ids(first.exchange)
-    base = {"model": primary.model, "status": first.exchange.status, "signature": signature_id(first),
-            "request_id": rid, "cf_ray": ray}
+    base = {
+        "model": primary.model,
+        "status": first.exchange.status,
+        "signature": signature_id(first),
+        "request_id": rid,
+        "cf_ray": ray,
+    }
     working = [r for r in alts if r.outcome in ("ok", "flaky")]
     mostly_failing = 2 * len(primary.failures) > len(primary.attempts)
     if working and mostly_failing:
         alt = working[0].model
         cmd = ev.adapter.switch_command
         rate = "" if primary.outcome == "fail" else f" on {rate_text(primary)}"
-        out.append(Finding(
-            Cause.CAPACITY, Strength.STRONG,
-            f"{primary.model} fails with a capacity signature ({attempt_label(first)}){rate} while {alt} answers: "
-            "the model is at capacity, not your key, network or client.",
-            {**base, "alternative": alt},
-            (NextStep(f"Switch to {alt} for now and back to {primary.model} later.",
-                      cmd.format(model=alt) if cmd else None),
-             fallback_step(ev.target))))
+        out.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.STRONG,
+                f"{primary.model} fails with a capacity signature ({attempt_label(first)}){rate} while {alt} answers: "
+                "the model is at capacity, not your key, network or client.",
+                {**base, "alternative": alt},
+                (
+                    NextStep(
+                        f"Switch to {alt} for now and back to {primary.model} later.",
+                        cmd.format(model=alt) if cmd else None,
+                    ),
+                    fallback_step(ev.target),
+                ),
+            )
+        )
     if primary.outcome == "flaky":
         also = f"; {working[0].model} answered meanwhile" if working else ""
-        out.append(Finding(
-            Cause.CAPACITY, Strength.MODERATE,
-            f"{primary.model} is intermittent: {rate_text(primary)} ({attempt_label(first)}){also} — a model "
-            "that is saturated at times, typically at peak hours.",
-            {**base, **failure_rate(primary)},
-            (PEAK_HOURS_STEP, fallback_step(ev.target)) if working else (PEAK_HOURS_STEP,)))
+        out.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.MODERATE,
+                f"{primary.model} is intermittent: {rate_text(primary)} ({attempt_label(first)}){also} — a model "
+                "that is saturated at times, typically at peak hours.",
+                {**base, **failure_rate(primary)},
+                (PEAK_HOURS_STEP, fallback_step(ev.target)) if working else (PEAK_HOURS_STEP,),
+            )
+        )
         return out
     if working:
         return out
-    alt_cap = [r for r in alts if r.outcome == "fail" and all(attempt_cause(a) is Cause.CAPACITY
-                                                              for a in r.failures)]
+    alt_cap = [r for r in alts if r.outcome == "fail" and all(attempt_cause(a) is Cause.CAPACITY for a in r.failures)]
     if alts and len(alt_cap) == len(alts):
         healthy = not any(ex.connection_failed or ex.kind in ("html", "cut") for ex in ev.exchanges)
         models = ", ".join(r.model for r in ev.runs if r.attempts)
         if healthy and ev.now_headroom:
-            out.append(Finding(
-                Cause.ACCOUNT, Strength.STRONG,
-                f"Every model ({models}) fails with the capacity code while the path is healthy and the "
-                "rate-limit headers show headroom: that points at the account (risk control or "
-                "account-level throttling), not the model.",
-                {**base, "models": models},
-                (NextStep("Try the same request with another account or key from this machine; if that "
-                          "works, the account is throttled — sign out everywhere, then contact support "
-                          "with the request ids."),)))
-            out.append(Finding(Cause.CAPACITY, Strength.WEAK,
-                               f"Capacity signature on every model ({attempt_label(first)}): a global overload "
-                               "is the second explanation (check the status page).", base))
+            out.append(
+                Finding(
+                    Cause.ACCOUNT,
+                    Strength.STRONG,
+                    f"Every model ({models}) fails with the capacity code while the path is healthy and the "
+                    "rate-limit headers show headroom: that points at the account (risk control or "
+                    "account-level throttling), not the model.",
+                    {**base, "models": models},
+                    (
+                        NextStep(
+                            "Try the same request with another account or key from this machine; if that "
+                            "works, the account is throttled — sign out everywhere, then contact support "
+                            "with the request ids."
+                        ),
+                    ),
+                )
+            )
+            out.append(
+                Finding(
+                    Cause.CAPACITY,
+                    Strength.WEAK,
+                    f"Capacity signature on every model ({attempt_label(first)}): a global overload "
+                    "is the second explanation (check the status page).",
+                    base,
+                )
+            )
         else:
-            out.append(Finding(Cause.CAPACITY, Strength.MODERATE,
-                               f"Every model ({models}) fails with a capacity signature ({attempt_label(first)}).",
-                               base))
-            out.append(Finding(Cause.ACCOUNT, Strength.WEAK,
-                               "When every model of a provider reports capacity for days while its status "
-                               "page is green, the account is throttled rather than the model.",
-                               {"models": models}))
+            out.append(
+                Finding(
+                    Cause.CAPACITY,
+                    Strength.MODERATE,
+                    f"Every model ({models}) fails with a capacity signature ({attempt_label(first)}).",
+                    base,
+                )
+            )
+            out.append(
+                Finding(
+                    Cause.ACCOUNT,
+                    Strength.WEAK,
+                    "When every model of a provider reports capacity for days while its status "
+                    "page is green, the account is throttled rather than the model.",
+                    {"models": models},
+                )
+            )
         return out
-    out.append(Finding(Cause.CAPACITY, Strength.MODERATE,
-                       f"{primary.model} fails with a capacity signature ({attempt_label(first)}); no alternative "
-                       "model could be compared.", base,
-                       (NextStep("Name a lighter model to compare with: --alt-model MODEL."),)))
+    out.append(
+        Finding(
+            Cause.CAPACITY,
+            Strength.MODERATE,
+            f"{primary.model} fails with a capacity signature ({attempt_label(first)}); no alternative "
+            "model could be compared.",
+            base,
+            (NextStep("Name a lighter model to compare with: --alt-model MODEL."),),
+        )
+    )
     return out
 
 
@@ -398,10 +533,15 @@ def _relay_findings(ev: Evidence) -> list[Finding]:
     if not ev.adapter.official_hosts or is_official(ev.adapter, url):
         return []
     where = "a local port" if is_loopback(url) else "a relay or gateway"
-    return [Finding(Cause.CLIENT, Strength.CONTEXT,
-                    f"The base URL {url} (from {_source(ev.target, 'base_url')}) is {where}, not "
-                    f"{ev.adapter.name}'s own host: errors may come from it rather than from the provider.",
-                    {"path": url, "source": _source(ev.target, "base_url")})]
+    return [
+        Finding(
+            Cause.CLIENT,
+            Strength.CONTEXT,
+            f"The base URL {url} (from {_source(ev.target, 'base_url')}) is {where}, not "
+            f"{ev.adapter.name}'s own host: errors may come from it rather than from the provider.",
+            {"path": url, "source": _source(ev.target, "base_url")},
+        )
+    ]
 
 
 def _listing_findings(ev: Evidence) -> list[Finding]:
@@ -411,13 +551,24 @@ def _listing_findings(ev: Evidence) -> list[Finding]:
         return []
     if lst.ok and ev.listed is not None:
         if ev.target.model in ev.listed:
-            return [Finding(Cause.CLIENT, Strength.CONTEXT,
-                            f"{ev.target.model} is in the provider's model list.",
-                            {"model": ev.target.model})]
-        return [Finding(Cause.CLIENT, Strength.MODERATE,
-                        f"{ev.target.model} is not in the provider's model list ({len(ev.listed)} models): "
-                        "check the name (typo, retired model, or a model of another provider).",
-                        {"model": ev.target.model}, _not_listed_steps(ev.target.model, ev.listed))]
+            return [
+                Finding(
+                    Cause.CLIENT,
+                    Strength.CONTEXT,
+                    f"{ev.target.model} is in the provider's model list.",
+                    {"model": ev.target.model},
+                )
+            ]
+        return [
+            Finding(
+                Cause.CLIENT,
+                Strength.MODERATE,
+                f"{ev.target.model} is not in the provider's model list ({len(ev.listed)} models): "
+                "check the name (typo, retired model, or a model of another provider).",
+                {"model": ev.target.model},
+                _not_listed_steps(ev.target.model, ev.listed),
+            )
+        ]
     if not lst.ok and lst.status is not None and lst.status not in (404, 405):
         from capdoctor.probes.http_probe import Attempt, ModelRun
 
@@ -451,11 +602,22 @@ def _key_findings(ev: Evidence) -> list[Finding]:
     if facts is None or facts.problem is None:
         return []
     refused, accepted = key_refused(ev), _key_accepted(ev)
-    data = {"variable": facts.variable, "name_source": facts.name_source, "state": facts.state,
-            "length": facts.length, "family": facts.family, "problem": facts.problem}
+    data = {
+        "variable": facts.variable,
+        "name_source": facts.name_source,
+        "state": facts.state,
+        "length": facts.length,
+        "family": facts.family,
+        "problem": facts.problem,
+    }
     var = facts.variable or (facts.candidates[0] if facts.candidates else "THE_KEY_VARIABLE")
-    steps = (NextStep(f"Put your {facts.provider} key in {var} (or point the client at the variable that holds "
-                      "it), then run again; see which variable is read and from where:", "capdoctor config"),)
+    steps = (
+        NextStep(
+            f"Put your {facts.provider} key in {var} (or point the client at the variable that holds "
+            "it), then run again; see which variable is read and from where:",
+            "capdoctor config",
+        ),
+    )
     missing = facts.problem in ("unset", "empty")
     if refused or (missing and facts.explicit):  # refused, or the configuration names a variable holding nothing
         strength = Strength.STRONG
@@ -471,9 +633,12 @@ def _key_findings(ev: Evidence) -> list[Finding]:
 
 def _explained_by_key(findings: list[Finding]) -> list[Finding]:
     """Account findings from a refusal that a key problem explains become context: the key wins over its 401."""
-    return [Finding(Cause.ACCOUNT, Strength.CONTEXT, f.message + " (explained by the key problem)", f.data,
-                    f.next_steps)
-            if f.cause is Cause.ACCOUNT and f.strength is not Strength.CONTEXT else f for f in findings]
+    return [
+        Finding(Cause.ACCOUNT, Strength.CONTEXT, f.message + " (explained by the key problem)", f.data, f.next_steps)
+        if f.cause is Cause.ACCOUNT and f.strength is not Strength.CONTEXT
+        else f
+        for f in findings
+    ]
 
 
 # ------------------------------------------------------------------ the judgement
@@ -498,10 +663,16 @@ def judge(ev: Evidence) -> tuple[Status, str, list[Finding]]:
     primary = ev.runs[0] if ev.runs else None
     if primary is not None and primary.outcome == "ok" and not ev.no_inference:
         n = len(primary.attempts)
-        findings.append(Finding(Cause.CAPACITY, Strength.AGAINST,
-                                f"{primary.model} answered" + (f" {n} of {n} attempts" if n > 1 else "")
-                                + f" ({primary.attempts[-1].exchange.latency_ms} ms).",
-                                {"model": primary.model, "attempted": n}))
+        findings.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.AGAINST,
+                f"{primary.model} answered"
+                + (f" {n} of {n} attempts" if n > 1 else "")
+                + f" ({primary.attempts[-1].exchange.latency_ms} ms).",
+                {"model": primary.model, "attempted": n},
+            )
+        )
     summary = _summary(ev)
     if any(f.strength is Strength.STRONG for f in key) and ev.key is not None:
         summary = f"the key in {ev.key.names()} is {ev.key.problem}; {summary}"
@@ -530,8 +701,10 @@ def _summary(ev: Evidence) -> str:
         if not run.attempts:
             continue
         if run.outcome == "ok":
-            parts.append(f"{run.model} answers" + (f" ({len(run.attempts)} of {len(run.attempts)})"
-                                                   if len(run.attempts) > 1 else ""))
+            parts.append(
+                f"{run.model} answers"
+                + (f" ({len(run.attempts)} of {len(run.attempts)})" if len(run.attempts) > 1 else "")
+            )
         elif run.outcome == "flaky":
             parts.append(f"{run.model} is intermittent: {rate_text(run)} ({attempt_label(run.failures[-1])})")
         else:

@@ -40,8 +40,13 @@ PREFIXES: Mapping[str, str] = {
     **{h.name: h.prefix for h in HOSTED.values()},
 }
 PROVIDER_SHAPE: Mapping[str, str] = {
-    "openai": "openai", "anthropic": "anthropic", "gemini": "gemini", "ollama": "ollama",
-    "openai-compatible": "compat", "openrouter": "openrouter", **{name: name for name in HOSTED},
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "ollama": "ollama",
+    "openai-compatible": "compat",
+    "openrouter": "openrouter",
+    **{name: name for name in HOSTED},
 }
 SSE_TYPE = "text/event-stream; charset=utf-8"
 JSON_TYPE = "application/json"
@@ -113,8 +118,15 @@ def _json_bytes(body: Any) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode()
 
 
-def _out(shape: str, status: int, body: Any, call: Call, model: str = "", extra: Mapping[str, str] | None = None,
-         content_type: str = JSON_TYPE) -> Outgoing:
+def _out(
+    shape: str,
+    status: int,
+    body: Any,
+    call: Call,
+    model: str = "",
+    extra: Mapping[str, str] | None = None,
+    content_type: str = JSON_TYPE,
+) -> Outgoing:
     """Assemble a response of `shape`: provider headers, filled extra headers, body bytes."""
     hosted = HOSTED.get(shape)
     headers = hosted.headers() if hosted else payloads.base_headers(shape)
@@ -138,8 +150,14 @@ def _from_reply(reply: Reply, shape: str, call: Call, model: str) -> Outgoing:
     return _out(shape, reply.status, reply.body, call, model, reply.headers, reply.content_type)
 
 
-def _stream(shape: str, call: Call, events: list[payloads.Event], framing: str, cut: bool,
-            extra: Mapping[str, str] | None = None) -> Outgoing:
+def _stream(
+    shape: str,
+    call: Call,
+    events: list[payloads.Event],
+    framing: str,
+    cut: bool,
+    extra: Mapping[str, str] | None = None,
+) -> Outgoing:
     """A 200 streamed response of `shape`; `framing` is "sse", "ndjson" or "json-array" (Gemini without alt=sse)."""
     out = _out(shape, 200, "", call, extra=extra)
     if framing == "sse":
@@ -210,8 +228,11 @@ def _models_for(sc: Scenario, shape: str) -> list[str]:
 def _bad_request(shape: str, call: Call, message: str) -> Outgoing:
     """A 400 in the shape's own error envelope (bad JSON, missing model)."""
     if shape == "anthropic":
-        body: Any = {"type": "error", "error": {"type": "invalid_request_error", "message": message},
-                     "request_id": "{request_id}"}
+        body: Any = {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": message},
+            "request_id": "{request_id}",
+        }
     elif shape == "gemini":
         body = {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
     elif shape == "ollama":
@@ -234,9 +255,16 @@ def _parse(req: Incoming) -> dict[str, Any] | None:
 # -------------------------------------------------------------------------------------------- generation
 
 
-def _generate(call: Call, shape: str, route: str, model: str, stream: bool,
-              success: Callable[[], Any], events: Callable[[Any, bool], list[payloads.Event]],
-              framing: str) -> Outgoing:
+def _generate(
+    call: Call,
+    shape: str,
+    route: str,
+    model: str,
+    stream: bool,
+    success: Callable[[], Any],
+    events: Callable[[Any, bool], list[payloads.Event]],
+    framing: str,
+) -> Outgoing:
     """The one generation flow: failure (stream error or literal reply) if this request fails, else success."""
     sc = call.scenario
     hosted = HOSTED.get(shape)
@@ -264,21 +292,40 @@ def _generate(call: Call, shape: str, route: str, model: str, stream: bool,
 def _openai_like(req: Incoming, call: Call, shape: str, route: str) -> Outgoing:
     body = _parse(req)
     if body is None:
-        return _bad_request(shape, call, "We could not parse the JSON body of your request. (HINT: This likely "
-                            "means you aren't using your HTTP library correctly. The OpenAI API expects a JSON "
-                            "payload, but what was sent was not valid JSON.)")
+        return _bad_request(
+            shape,
+            call,
+            "We could not parse the JSON body of your request. (HINT: This likely "
+            "means you aren't using your HTTP library correctly. The OpenAI API expects a JSON "
+            "payload, but what was sent was not valid JSON.)",
+        )
     model = body.get("model")
     if not isinstance(model, str) or not model:
         return _bad_request(shape, call, "you must provide a model parameter")
     stream = bool(body.get("stream"))
     t = payloads.now_epoch()
     if route == "responses":
-        return _generate(call, shape, route, model, stream,
-                         lambda: payloads.openai_response(model, t),
-                         lambda err, cut: payloads.openai_responses_stream(model, t, err, cut), "sse")
+        return _generate(
+            call,
+            shape,
+            route,
+            model,
+            stream,
+            lambda: payloads.openai_response(model, t),
+            lambda err, cut: payloads.openai_responses_stream(model, t, err, cut),
+            "sse",
+        )
     make = payloads.openrouter_chat if shape == "openrouter" else payloads.openai_chat
-    return _generate(call, shape, route, model, stream, lambda: make(model, t),
-                     lambda err, cut: payloads.openai_chat_stream(model, t, err, cut), "sse")
+    return _generate(
+        call,
+        shape,
+        route,
+        model,
+        stream,
+        lambda: make(model, t),
+        lambda err, cut: payloads.openai_chat_stream(model, t, err, cut),
+        "sse",
+    )
 
 
 def _anthropic_messages(req: Incoming, call: Call) -> Outgoing:
@@ -290,9 +337,16 @@ def _anthropic_messages(req: Incoming, call: Call) -> Outgoing:
         return _bad_request("anthropic", call, "model: Field required")
     if "max_tokens" not in body:
         return _bad_request("anthropic", call, "max_tokens: Field required")
-    return _generate(call, "anthropic", "messages", model, bool(body.get("stream")),
-                     lambda: payloads.anthropic_message(model),
-                     lambda err, cut: payloads.anthropic_stream(model, err, cut), "sse")
+    return _generate(
+        call,
+        "anthropic",
+        "messages",
+        model,
+        bool(body.get("stream")),
+        lambda: payloads.anthropic_message(model),
+        lambda err, cut: payloads.anthropic_stream(model, err, cut),
+        "sse",
+    )
 
 
 def _gemini_generate(req: Incoming, call: Call, model: str, verb: str) -> Outgoing:
@@ -301,9 +355,16 @@ def _gemini_generate(req: Incoming, call: Call, model: str, verb: str) -> Outgoi
         return _bad_request("gemini", call, "* GenerateContentRequest.contents: contents is not specified\n")
     stream = verb == "streamGenerateContent"
     framing = "sse" if req.query.get("alt") == "sse" else "json-array"
-    return _generate(call, "gemini", "generate", model, stream,
-                     lambda: payloads.gemini_content(model),
-                     lambda err, cut: payloads.gemini_stream(model, err, cut), framing)
+    return _generate(
+        call,
+        "gemini",
+        "generate",
+        model,
+        stream,
+        lambda: payloads.gemini_content(model),
+        lambda err, cut: payloads.gemini_stream(model, err, cut),
+        framing,
+    )
 
 
 def _ollama_generate(req: Incoming, call: Call, route: str) -> Outgoing:
@@ -314,9 +375,16 @@ def _ollama_generate(req: Incoming, call: Call, route: str) -> Outgoing:
     if not isinstance(model, str) or not model:
         return _bad_request("ollama", call, "model is required")
     t = payloads.now_epoch()
-    return _generate(call, "ollama", route, model, body.get("stream", True) is not False,
-                     lambda: payloads.ollama_final(route, model, t),
-                     lambda err, cut: payloads.ollama_stream(route, model, t, err, cut), "ndjson")
+    return _generate(
+        call,
+        "ollama",
+        route,
+        model,
+        body.get("stream", True) is not False,
+        lambda: payloads.ollama_final(route, model, t),
+        lambda err, cut: payloads.ollama_stream(route, model, t, err, cut),
+        "ndjson",
+    )
 
 
 # ------------------------------------------------------------------------------------------- other routes
@@ -360,8 +428,10 @@ def _status(call: Call, doc: str) -> Outgoing:
     if sc.status_page == "broken":
         return _out("", 500, statuspage.BROKEN_HTML, call, content_type="text/html")
     builders: Mapping[str, Callable[[str, str, datetime], Any]] = {
-        "summary": statuspage.summary_json, "status": statuspage.status_json,
-        "components": statuspage.components_json, "incidents": statuspage.incidents_json,
+        "summary": statuspage.summary_json,
+        "status": statuspage.status_json,
+        "components": statuspage.components_json,
+        "incidents": statuspage.incidents_json,
         "incidentio": statuspage.incidentio_feed,
     }
     out = _out("", 200, builders[doc](sc.status_page, url, call.now), call)
@@ -374,12 +444,21 @@ def _not_found(req: Incoming, call: Call) -> Outgoing:
     hosted = next((h.name for h in HOSTED.values() if path.startswith(h.prefix)), None)
     if path.startswith("/v1") or path.startswith("/openrouter") or hosted:
         shape = hosted or ("openrouter" if path.startswith("/openrouter") else "openai")
-        body: Any = {"error": {"message": f"Invalid URL ({req.method} {path})", "type": "invalid_request_error",
-                               "param": None, "code": None}}
+        body: Any = {
+            "error": {
+                "message": f"Invalid URL ({req.method} {path})",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+        }
         return _out(shape, 404, body, call)
     if path.startswith("/anthropic"):
-        body = {"type": "error", "error": {"type": "not_found_error", "message": "Not Found"},
-                "request_id": "{request_id}"}
+        body = {
+            "type": "error",
+            "error": {"type": "not_found_error", "message": "Not Found"},
+            "request_id": "{request_id}",
+        }
         return _out("anthropic", 404, body, call)
     if path.startswith("/ollama"):
         return _out("ollama", 404, "404 page not found", call, content_type="text/plain")
@@ -405,9 +484,17 @@ def _routes() -> list[tuple[str, re.Pattern[str], Handler]]:
 
     table: list[tuple[str, str, Handler]] = [
         ("GET", r"/", lambda r, c, m: _index(c)),
-        ("GET", r"/cdn-cgi/trace", lambda r, c, m: _out(
-            "", 200, payloads.cloudflare_trace(r.headers.get("user-agent", ""), payloads.now_epoch()), c,
-            content_type="text/plain")),
+        (
+            "GET",
+            r"/cdn-cgi/trace",
+            lambda r, c, m: _out(
+                "",
+                200,
+                payloads.cloudflare_trace(r.headers.get("user-agent", ""), payloads.now_epoch()),
+                c,
+                content_type="text/plain",
+            ),
+        ),
         ("GET", r"/status/api/v2/summary\.json", status("summary")),
         ("GET", r"/status/api/v2/status\.json", status("status")),
         ("GET", r"/status/api/v2/components\.json", status("components")),
@@ -420,34 +507,58 @@ def _routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         ("GET", r"/anthropic/v1/models", anthropic(lst("anthropic"))),
         ("POST", r"/anthropic/v1/messages", anthropic(lambda r, c, m: _anthropic_messages(r, c))),
         ("GET", r"/gemini/v1beta/models", lst("gemini")),
-        ("POST", r"/gemini/v1beta/models/(?P<model>[^/:]+):(?P<verb>generateContent|streamGenerateContent)",
-         lambda r, c, m: _gemini_generate(r, c, m["model"], m["verb"])),
+        (
+            "POST",
+            r"/gemini/v1beta/models/(?P<model>[^/:]+):(?P<verb>generateContent|streamGenerateContent)",
+            lambda r, c, m: _gemini_generate(r, c, m["model"], m["verb"]),
+        ),
         ("GET", r"/ollama", lambda r, c, m: _out("ollama", 200, "Ollama is running", c, content_type="text/plain")),
         ("GET", r"/ollama/api/version", lambda r, c, m: _out("ollama", 200, {"version": OLLAMA_VERSION}, c)),
-        ("GET", r"/ollama/api/tags", lambda r, c, m: _listing(
-            "ollama", c, lambda: payloads.ollama_tags(_models_for(c.scenario, "ollama")), "tags")),
-        ("GET", r"/ollama/api/ps", lambda r, c, m: _out(
-            "ollama", 200, payloads.ollama_ps(list(c.scenario.ollama_ps or DEFAULT_PS), c.now), c)),
+        (
+            "GET",
+            r"/ollama/api/tags",
+            lambda r, c, m: _listing(
+                "ollama", c, lambda: payloads.ollama_tags(_models_for(c.scenario, "ollama")), "tags"
+            ),
+        ),
+        (
+            "GET",
+            r"/ollama/api/ps",
+            lambda r, c, m: _out("ollama", 200, payloads.ollama_ps(list(c.scenario.ollama_ps or DEFAULT_PS), c.now), c),
+        ),
         ("POST", r"/ollama/api/chat", lambda r, c, m: _ollama_generate(r, c, "chat")),
         ("POST", r"/ollama/api/generate", lambda r, c, m: _ollama_generate(r, c, "generate")),
         ("GET", r"/ollama/v1/models", lst("compat")),
         ("POST", r"/ollama/v1/chat/completions", gen("compat", "chat")),
         ("GET", r"/openrouter/api/v1/models", lst("openrouter")),
         ("POST", r"/openrouter/api/v1/chat/completions", gen("openrouter", "chat")),
-        ("GET", r"/openrouter/api/v1/(auth/)?key", lambda r, c, m: _listing(
-            "openrouter", c, lambda: {"data": dict(c.scenario.openrouter_key or OPENROUTER_KEY_OK)}, "key")),
+        (
+            "GET",
+            r"/openrouter/api/v1/(auth/)?key",
+            lambda r, c, m: _listing(
+                "openrouter", c, lambda: {"data": dict(c.scenario.openrouter_key or OPENROUTER_KEY_OK)}, "key"
+            ),
+        ),
     ]
     for h in HOSTED.values():
-        table += [("GET", re.escape(h.prefix) + r"/models", lst(h.name)),
-                  ("POST", re.escape(h.prefix) + r"/chat/completions", gen(h.name, "chat"))]
+        table += [
+            ("GET", re.escape(h.prefix) + r"/models", lst(h.name)),
+            ("POST", re.escape(h.prefix) + r"/chat/completions", gen(h.name, "chat")),
+        ]
     return [(method, re.compile(pattern + r"/?\Z"), handler) for method, pattern, handler in table]
 
 
 def _model_one(call: Call, shape: str, model: str) -> Outgoing:
     listed = _models_for(call.scenario, shape)
     if model not in listed:
-        body = {"error": {"message": f"The model `{model}` does not exist or you do not have access to it.",
-                          "type": "invalid_request_error", "param": None, "code": "model_not_found"}}
+        body = {
+            "error": {
+                "message": f"The model `{model}` does not exist or you do not have access to it.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "model_not_found",
+            }
+        }
         return _out(shape, 404, body, call)
     return _out(shape, 200, payloads.model_list(shape, [model])["data"][0], call)
 
@@ -459,8 +570,11 @@ KEY_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-ke
 
 def _no_key(req: Incoming, call: Call) -> Outgoing | None:
     """The missing-key refusal of the shape whose prefix `req.path` is under (None: no API route, or no auth)."""
-    provider = max((p for p, prefix in PREFIXES.items() if req.path.startswith(prefix)),
-                   key=lambda p: len(PREFIXES[p]), default=None)
+    provider = max(
+        (p for p, prefix in PREFIXES.items() if req.path.startswith(prefix)),
+        key=lambda p: len(PREFIXES[p]),
+        default=None,
+    )
     shape = PROVIDER_SHAPE.get(provider or "")
     if shape is None:
         return None
@@ -479,8 +593,9 @@ def respond(req: Incoming, call: Call) -> Outgoing:
     if sc.transport == "captive":
         dst = quote("http://" + req.headers.get("host", "127.0.0.1") + req.path, safe="")
         html = CAPTIVE_HTML.replace("{dst}", dst)
-        return Outgoing(200, {"content-type": "text/html", "cache-control": "no-cache"}, html.encode(),
-                        server="lighttpd/1.4.59")
+        return Outgoing(
+            200, {"content-type": "text/html", "cache-control": "no-cache"}, html.encode(), server="lighttpd/1.4.59"
+        )
     if sc.requires_key and not KEY_HEADERS & set(req.headers):
         refusal = _no_key(req, call)
         if refusal is not None:
