@@ -289,6 +289,15 @@ def test_a_404_on_one_route_is_not_a_verdict(chat_only: str, home: Path) -> None
     assert attempts[-1]["route"] == "chat" and attempts[-1]["kind"] == "ok"
 
 
+OVERLOADED_BODY = {
+    "error": {
+        "message": "Our servers are currently overloaded. Please try again later.",
+        "type": "service_unavailable_error",
+        "code": "server_is_overloaded",
+    }
+}
+
+
 @pytest.fixture
 def long_retry_after() -> Iterator[str]:
     """Every generation: 503 overloaded with a Retry-After far beyond the run's deadline."""
@@ -300,13 +309,7 @@ def long_retry_after() -> Iterator[str]:
             reply(
                 h,
                 503,
-                {
-                    "error": {
-                        "message": "Our servers are currently overloaded. Please try again later.",
-                        "type": "service_unavailable_error",
-                        "code": "server_is_overloaded",
-                    }
-                },
+                OVERLOADED_BODY,
                 {"retry-after": "3600"},
             )
 
@@ -326,13 +329,7 @@ def overloaded_once() -> Iterator[str]:
             reply(
                 h,
                 503,
-                {
-                    "error": {
-                        "message": "Our servers are currently overloaded. Please try again later.",
-                        "type": "service_unavailable_error",
-                        "code": "server_is_overloaded",
-                    }
-                },
+                OVERLOADED_BODY,
                 {"retry-after": "1"},
             )
         else:

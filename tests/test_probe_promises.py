@@ -23,32 +23,14 @@ TOKEN_CAP = 200
 
 
 def _diagnose(
-    sim: Simulator,
-    shape: str,
-    model: str,
-    alts: tuple[str, ...],
-    *extra: str,
-    env: dict[str, str] | None = None,
-    cwd: Path | None = None,
+    sim: Simulator, *extra: str, keyed: bool = True, only: str = "models,status,quota", cwd: Path | None = None
 ) -> tuple[int, dict[str, Any]]:
-    provider, base_url = client_target(sim, shape)
-    args = [
-        "diagnose",
-        "--json",
-        "--timeout",
-        "30",
-        "--provider",
-        provider,
-        "--base-url",
-        base_url,
-        "--model",
-        model,
-        "--only",
-        "models,status,quota",
-    ]
-    for alt in alts:
-        args += ["--alt-model", alt]
-    proc = run_cli(*args, *extra, env=env, cwd=cwd, timeout=90)
+    """`capdoctor diagnose --json` against the simulator's OpenAI shape (gpt-5.5, alternative gpt-5.4-mini);
+    `keyed`: OPENAI_API_KEY holds a (fake) key of OpenAI's shape, as a configured user's would."""
+    provider, base_url = client_target(sim, "openai")
+    args = ["diagnose", "--json", "--timeout", "30", "--provider", provider, "--base-url", base_url]
+    args += ["--model", "gpt-5.5", "--alt-model", "gpt-5.4-mini", "--only", only, *extra]
+    proc = run_cli(*args, env={"OPENAI_API_KEY": demo_key("openai")} if keyed else None, cwd=cwd, timeout=90)
     assert proc.stdout.strip(), proc.stderr[-2000:]
     return proc.returncode, json.loads(proc.stdout)
 
@@ -89,14 +71,7 @@ def test_intermittent_overload_is_capacity(
         Scenario(key, name, "capacity", replies=CAPACITY, fails="primary", pattern=PATTERNS[name]),
     )
     with Simulator(key) as sim:
-        code, report = _diagnose(
-            sim,
-            "openai",
-            "gpt-5.5",
-            ("gpt-5.4-mini",),
-            cwd=status_config(sim),
-            env={"OPENAI_API_KEY": demo_key("openai")},
-        )
+        code, report = _diagnose(sim, cwd=status_config(sim))
     verdict, primary = report["verdict"], _check(report, "models")["data"]["models"][0]
     assert (verdict["cause"], code) == ("capacity", 3), verdict
     assert primary["attempted"] == 3 and primary["failed"] >= 1
@@ -112,9 +87,7 @@ def test_intermittent_overload_is_capacity(
 
 def test_an_unset_key_variable_is_client_naming_the_variable(status_config: Any, home: Path) -> None:
     with Simulator("no-key") as sim:
-        code, report = _diagnose(
-            sim, "openai", "gpt-5.5", ("gpt-5.4-mini",), "--api-key-env", "MY_UNSET_KEY", cwd=status_config(sim)
-        )
+        code, report = _diagnose(sim, "--api-key-env", "MY_UNSET_KEY", keyed=False, cwd=status_config(sim))
         generations = [r for r in sim.requests if r["method"] == "POST"]
     verdict = report["verdict"]
     assert (verdict["cause"], code) == ("client", 8), verdict
@@ -130,15 +103,7 @@ def test_an_unset_key_variable_is_client_naming_the_variable(status_config: Any,
 
 def test_no_inference_against_a_failing_model_is_not_none(status_config: Any, home: Path) -> None:
     with Simulator("capacity") as sim:
-        code, report = _diagnose(
-            sim,
-            "openai",
-            "gpt-5.5",
-            ("gpt-5.4-mini",),
-            "--no-inference",
-            cwd=status_config(sim),
-            env={"OPENAI_API_KEY": demo_key("openai")},
-        )
+        code, report = _diagnose(sim, "--no-inference", cwd=status_config(sim))
         assert not [r for r in sim.requests if r["method"] == "POST"]  # spent nothing
     verdict = report["verdict"]
     assert verdict["cause"] != "none" and code != 0, verdict
@@ -148,26 +113,12 @@ def test_no_inference_against_a_failing_model_is_not_none(status_config: Any, ho
 
 def test_an_unreadable_status_page_is_named_and_lowers_no_problem(status_config: Any, home: Path) -> None:
     with Simulator("status-broken") as sim:
-        code, report = _diagnose(
-            sim,
-            "openai",
-            "gpt-5.5",
-            ("gpt-5.4-mini",),
-            cwd=status_config(sim),
-            env={"OPENAI_API_KEY": demo_key("openai")},
-        )
+        code, report = _diagnose(sim, cwd=status_config(sim))
     verdict = report["verdict"]
     assert (verdict["cause"], code) == ("none", 0)
     assert verdict["confidence"] <= 0.7 and "the status page (could not be read: HTTP 500)" in verdict["summary"]
     with Simulator("healthy") as sim:
-        _, full = _diagnose(
-            sim,
-            "openai",
-            "gpt-5.5",
-            ("gpt-5.4-mini",),
-            cwd=status_config(sim),
-            env={"OPENAI_API_KEY": demo_key("openai")},
-        )
+        _, full = _diagnose(sim, cwd=status_config(sim))
     assert full["verdict"]["cause"] == "none" and full["verdict"]["confidence"] >= 0.85
 
 
@@ -176,7 +127,7 @@ def test_an_unreadable_status_page_is_named_and_lowers_no_problem(status_config:
 
 def test_a_target_that_resets_every_request_is_answered_quickly(home: Path) -> None:
     with Simulator("reset") as sim:
-        code, report = _diagnose(sim, "openai", "gpt-5.5", ("gpt-5.4-mini",), "--only", "models,paths")
+        code, report = _diagnose(sim, only="models,paths")
     assert (report["verdict"]["cause"], code) == ("network", 6)
     models = _check(report, "models")
     assert models["data"]["requests"] == 2 and "connection failures in a row" in models["data"]["stopped"]

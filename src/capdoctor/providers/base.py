@@ -327,33 +327,27 @@ class Adapter:
     def generate_request(self, target: Target, model: str, route: str) -> ProbeRequest:
         """The smallest valid generation for `model` on `route`, streamed so in-stream failures show."""
         headers = {**self.base_headers(target), "content-type": "application/json", "accept": "text/event-stream"}
+        body: dict[str, Any]
         if route == "responses":
-            body: dict[str, Any] = {
+            path = "responses"
+            body = {
                 "model": model,
                 "input": PROBE_PROMPT,
                 "max_output_tokens": OUTPUT_TOKENS,
                 "stream": True,
                 "store": False,
             }
-            return ProbeRequest(
-                "POST",
-                join(target.base_url, "responses"),
-                route,
-                headers,
-                body,
-                self.query(target),
-                stream=True,
-                output_tokens=OUTPUT_TOKENS,
-            )
-        body = {
-            "model": model,
-            "messages": [{"role": "user", "content": PROBE_PROMPT}],
-            "stream": True,
-            **self.token_limit(model),
-        }
+        else:
+            path = "chat/completions"
+            body = {
+                "model": model,
+                "messages": [{"role": "user", "content": PROBE_PROMPT}],
+                "stream": True,
+                **self.token_limit(model),
+            }
         return ProbeRequest(
             "POST",
-            join(target.base_url, "chat/completions"),
+            join(target.base_url, path),
             route,
             headers,
             body,
