@@ -148,6 +148,18 @@ def problem_text(facts: KeyFacts) -> str:
     return f"The key in {var} is set ({facts.length} characters)."
 
 
+def problem_word(facts: KeyFacts) -> str:
+    """The problem in a few words, for one-line summaries: `not set`, `empty`, `an anthropic key`…"""
+    words = {
+        "unset": "not set",
+        "empty": "empty",
+        "whitespace": "padded with whitespace",
+        "template": "a URL or template, not a key",
+        "foreign": f"a {facts.family} key",
+    }
+    return words.get(facts.problem or "", "set")
+
+
 def shape_text(facts: KeyFacts) -> str:
     """The key's shape in words: `51 characters, openai prefix sk-proj-`, or why there is none."""
     if not facts.present:

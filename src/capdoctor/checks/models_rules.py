@@ -35,12 +35,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from capdoctor.keys import KeyFacts, problem_text, problem_word
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength
 from capdoctor.text import shorten
 
 if TYPE_CHECKING:
     from capdoctor.context import Target
-    from capdoctor.keys import KeyFacts
     from capdoctor.probes.http_call import Exchange
     from capdoctor.probes.http_probe import Attempt, ModelRun
     from capdoctor.providers.base import Adapter
@@ -596,8 +596,6 @@ def _key_accepted(ev: Evidence) -> bool:
 
 def _key_findings(ev: Evidence) -> list[Finding]:
     """The key first: what is wrong with it before (and whatever) the provider answered."""
-    from capdoctor.keys import problem_text
-
     facts = ev.key
     if facts is None or facts.problem is None:
         return []
@@ -675,7 +673,7 @@ def judge(ev: Evidence) -> tuple[Status, str, list[Finding]]:
         )
     summary = _summary(ev)
     if any(f.strength is Strength.STRONG for f in key) and ev.key is not None:
-        summary = f"the key in {ev.key.names()} is {ev.key.problem}; {summary}"
+        summary = f"the key in {ev.key.names()} is {problem_word(ev.key)}; {summary}"
     return _status(ev, findings), summary, findings
 
 

@@ -84,13 +84,12 @@ class Attempt:
 
 @dataclass
 class ModelRun:
-    """All attempts for one model, and why the attempts stopped (`sampled`: it went on after a success)."""
+    """All attempts for one model, and why the attempts stopped."""
 
     model: str
     role: str
     attempts: list[Attempt] = field(default_factory=list)
     stop_reason: str = ""
-    sampled: bool = False
 
     @property
     def outcome(self) -> str:
@@ -204,13 +203,14 @@ class Prober:
         else up to `max_attempts` stopping at the first success; always stopping at a failure a retry
         cannot change, at a connection failure that would repeat, or at the caps and the deadline."""
         attempts = self.budget.primary_attempts if sample else self.budget.max_attempts
-        run = ModelRun(model, role, sampled=sample)
+        run = ModelRun(model, role)
         waited = 0.0
         while len(run.attempts) < attempts:
-            if not self.can_send(self._request(model).output_tokens):
+            request = self._request(model)
+            if not self.can_send(request.output_tokens):
                 run.stop_reason = self.stopped or "request or token cap, or the deadline, reached"
                 break
-            ex = self._send(model, self._request(model))
+            ex = self._send(model, request)
             while _route_missing(ex, model) and len(self.routes) > 1 and self.can_send():
                 self.routes.pop(0)  # this target does not serve that wire API: use the one that answers
                 ex = self._send(model, self._request(model))
