@@ -130,7 +130,7 @@ def test_a_refused_foreign_key_is_a_client_finding_and_the_401_is_context() -> N
     client = [f for f in findings if f.cause is Cause.CLIENT and f.strength is Strength.STRONG]
     assert client and "anthropic key" in client[0].message and client[0].next_steps[0].command == "capdoctor config"
     assert not [f for f in findings if f.cause is Cause.ACCOUNT and f.strength is not Strength.CONTEXT]
-    assert "the key in OPENAI_API_KEY is an anthropic key" in summary
+    assert "the key in OPENAI_API_KEY is anthropic's, not openai's" in summary
 
 
 def test_an_accepted_key_of_unusual_shape_is_not_blamed() -> None:

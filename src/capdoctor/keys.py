@@ -149,13 +149,13 @@ def problem_text(facts: KeyFacts) -> str:
 
 
 def problem_word(facts: KeyFacts) -> str:
-    """The problem in a few words, for one-line summaries: `not set`, `empty`, `an anthropic key`…"""
+    """The problem in a few words, for one-line summaries: `not set`, `empty`, `anthropic's, not openai's`…"""
     words = {
         "unset": "not set",
         "empty": "empty",
         "whitespace": "padded with whitespace",
         "template": "a URL or template, not a key",
-        "foreign": f"a {facts.family} key",
+        "foreign": f"{facts.family}'s, not {facts.provider}'s",
     }
     return words.get(facts.problem or "", "set")
 
