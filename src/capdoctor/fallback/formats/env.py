@@ -34,11 +34,11 @@ AZURE_SUFFIX = "/openai/v1"
 
 def variables(pool: Pool) -> dict[str, str]:
     """The variables and their values, in the order they are printed."""
-    from capdoctor.discovery import BASE_URL_ENV
+    from capdoctor.providers.catalog import adapter_for
 
     out: dict[str, str] = {}
     base = custom_base_url(pool)
-    names = BASE_URL_ENV.get(pool.provider, ())
+    names = adapter_for(pool.provider).base_url_envs
     if base and names:
         out[names[0]] = base[: -len(AZURE_SUFFIX)] if pool.provider == "azure" and base.endswith(AZURE_SUFFIX) else base
     make = MODEL_VARS.get(pool.provider)
