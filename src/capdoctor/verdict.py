@@ -194,8 +194,8 @@ def _none(results: Sequence[CheckResult], ran: Sequence[CheckResult], ranking: t
         return Verdict(
             INCONCLUSIVE, 0.0, f"Inconclusive: nothing wrong was seen, but {what} was not tested{causes}.",
             ranking, tuple(g.line() for g in gaps),
-            (NextStep("Run again with generation probed (without --no-inference) while the error is happening.",
-                      "capdoctor diagnose"),),
+            (NextStep("Run again while the error is happening, letting capdoctor probe generation (no --no-inference; "
+                      "a longer --timeout if it ran out).", "capdoctor diagnose"),),
         )
     confidence = 1.0 - 0.5 ** len(ran)
     if not gaps:
