@@ -281,11 +281,52 @@ def fallback_cmd(provider: Provider = None, base_url: BaseUrl = None, model: Mod
 @app.command("logs")
 def logs_cmd(paths: Annotated[list[str] | None, typer.Argument(
                  help="Files, folders (recursive), .gz/.zst, or - for stdin; none: discover the clients' logs.")]
-             = None, json_out: JsonOut = False, since: Since = None, verbose: Verbose = False) -> None:
+             = None, json_out: JsonOut = False, since: Since = None, verbose: Verbose = False,
+             into: Annotated[Path | None, typer.Option("--into", metavar="DB",
+                                                       help="Also add the dated errors to this history database "
+                                                            "(see `capdoctor history`).")] = None) -> None:
     """Scan logs for known failure signatures and judge the cause from them."""
     from capdoctor.logscan.command import logs_command
 
-    raise typer.Exit(logs_command(paths or [], json_out, since, verbose, sys.stdout, sys.stderr))
+    raise typer.Exit(logs_command(paths or [], json_out, since, verbose, sys.stdout, sys.stderr, into))
+
+
+DbOpt = Annotated[Path | None, typer.Option("--db", help="The history database (default: history.sqlite3 in "
+                                                         "capdoctor's user data folder).")]
+
+
+@app.command("watch")
+def watch_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
+              alt_model: AltModels = None, api_key_env: KeyEnv = None,
+              timeout: Annotated[float, typer.Option(help="Deadline of each round in seconds.", min=1, max=600)]
+              = 30.0, no_inference: NoInference = False, reference_url: RefUrl = None,
+              interval: Annotated[float, typer.Option(help="Seconds from one round to the next.", min=1)] = 300.0,
+              count: Annotated[int | None, typer.Option(help="Stop after N rounds (default: until stopped).",
+                                                        min=1)] = None,
+              db: DbOpt = None,
+              retention: Annotated[float, typer.Option(help="Days of history to keep.", min=1)] = 30.0,
+              metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.",
+                                                               min=1, max=65535)] = None,
+              metrics_host: Annotated[str, typer.Option(help="Address /metrics listens on (loopback by default).")]
+              = "127.0.0.1",
+              textfile: Annotated[Path | None, typer.Option(help="Also write the metrics to this node_exporter "
+                                                                 "textfile (.prom) after each round.")] = None,
+              ) -> None:
+    """Every --interval seconds, run the cheap checks, record the round in the history, export metrics."""
+    from capdoctor.watch.command import WatchSettings, watch_command
+
+    target = _target(provider, base_url, model, alt_model, api_key_env, None)
+    request = _request(target, timeout, None, None, no_inference, False, _options(reference_url, None, None))
+    settings = WatchSettings(interval, count, db, retention, metrics_port, metrics_host, textfile)
+    raise typer.Exit(watch_command(request, settings, sys.stdout, sys.stderr))
+
+
+@app.command("history")
+def history_cmd(db: DbOpt = None, since: Since = None, json_out: JsonOut = False) -> None:
+    """What the recorded rounds show: error rate by hour of day and by model, the longest outage, the verdict."""
+    from capdoctor.watch.command import history_command
+
+    raise typer.Exit(history_command(db, since, json_out, sys.stdout, sys.stderr))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -29,6 +29,8 @@ class LogsRun:
     check: CheckResult
     verdict: Verdict
     doc: dict[str, Any]
+    scan: Any = None
+    """The scanner's `ScanResult` (its events feed `logs --into`)."""
 
 
 def run_logs(paths: Sequence[str], *, since: str | None, env: Mapping[str, str], home: Path, platform: str,
@@ -61,23 +63,37 @@ def run_logs(paths: Sequence[str], *, since: str | None, env: Mapping[str, str],
         "discovered": [{"client": c, "path": sources.display_path(str(p), home)} for c, p in discovered],
     }
     doc = findings.to_json(result, pats, verdict, home, extra)
-    return LogsRun(check, verdict, doc)
+    return LogsRun(check, verdict, doc, result)
 
 
 def logs_command(paths: list[str], as_json: bool, since: str | None, verbose: bool, out: TextIO,
-                 err: TextIO) -> int:
-    """Run `capdoctor logs` and return its exit code (see the module docstring)."""
+                 err: TextIO, into: Path | None = None) -> int:
+    """Run `capdoctor logs` and return its exit code (see the module docstring).
+
+    With `into`, the dated error events also go into that history database (`capdoctor history` reads it);
+    an unusable database is a usage error raised before anything is scanned.
+    """
     from capdoctor.exitcodes import ExitCode, for_verdict
 
     for p in paths:
         if p != "-" and not os.path.lexists(p):
             err.write(f"capdoctor: error: no such file or directory: {p}\n")
             return int(ExitCode.USAGE)
-    try:
-        run = run_logs(paths, since=since, env=os.environ, home=Path.home(), platform=sys.platform)
-    except ValueError as exc:
-        err.write(f"capdoctor: error: {exc}\n")
-        return int(ExitCode.USAGE)
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        store = None
+        if into is not None:
+            from capdoctor.watch.command import feed_logs, open_history
+
+            store = stack.enter_context(open_history(into))
+        try:
+            run = run_logs(paths, since=since, env=os.environ, home=Path.home(), platform=sys.platform)
+        except ValueError as exc:
+            err.write(f"capdoctor: error: {exc}\n")
+            return int(ExitCode.USAGE)
+        if store is not None:
+            feed_logs(run, store, err)
     if as_json:
         from capdoctor.render.console import ascii_only
         from capdoctor.render.json import dumps

@@ -72,8 +72,12 @@ def signature_strength(stat: SigStat, newest: datetime | None, explained: bool) 
     return strength
 
 
-def build_findings(result: ScanResult, patterns: Patterns, home: str | None = None) -> list[Finding]:
-    """The evidence the logs give, strongest first (signature findings, then pattern findings)."""
+def build_findings(result: ScanResult, patterns: Patterns, home: str | None = None,
+                   seen_in: str = "in the logs") -> list[Finding]:
+    """The evidence the logs give, strongest first (signature findings, then pattern findings).
+
+    `seen_in` says where the errors were seen (`capdoctor history` feeds its recorded rounds through here).
+    """
     redact = _redactor()
     stats = sorted(result.stats.values(), key=lambda s: (-s.count, s.signature))
     explained = {e for s in stats for e in BY_ID[s.signature].explains}
@@ -105,7 +109,7 @@ def build_findings(result: ScanResult, patterns: Patterns, home: str | None = No
             data["request_ids"] = [redact(r, home) for r in stat.request_ids]
         suffix = " (explained by another finding)" if strength is Strength.CONTEXT else ""
         findings.append(Finding(
-            sig.cause, strength, f"{sig.title}: seen {stat.count}x in the logs{when}{suffix}", data,
+            sig.cause, strength, f"{sig.title}: seen {stat.count}x {seen_in}{when}{suffix}", data,
             (NextStep(sig.remedy),),
         ))
     weights = {Strength.STRONG: 3, Strength.MODERATE: 2, Strength.WEAK: 1, Strength.CONTEXT: 0,

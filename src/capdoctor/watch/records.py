@@ -1,0 +1,190 @@
+"""What one watch round (or one log import) leaves behind: attempts, the verdict, quota, as plain records.
+
+Contract: `round_of(results, verdict, ...)` reads a finished run — the models check's per-attempt rows
+(`data["models"][*]["attempts"]`) and the quota check's windows — into a `RoundRecord`; `log_round(...)`
+turns classified log events into one. Both are pure: no I/O, no clock (times are passed in), nothing heavy
+imported. The store writes these records, the metrics count them, history reads them back; none of those
+parse check results themselves. Records hold no secret: the check data they are read from is already
+redacted, and they keep only ids, codes, model names and numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from capdoctor.model import CheckResult, Verdict
+
+WATCH = "watch"
+LOGS = "logs"
+"""The two sources of rounds: live watch rounds and imported log lines."""
+
+_KIND_RE = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One request of a round (or one error line of a log): what was asked, what came back, when.
+
+    `at` is Unix seconds. A live attempt carries no clock of its own in the models check's rows, so it gets
+    the round's start unless the row says `at`; rounds last seconds, history works in hours. `origin`
+    identifies an imported log line (`path|offset|time|signature`) so that importing the same log twice
+    adds nothing; live attempts have none.
+    """
+
+    at: float
+    model: str
+    role: str
+    ok: bool
+    status: int | None = None
+    kind: str | None = None
+    signature: str | None = None
+    cause: str | None = None
+    latency_ms: int | None = None
+    request_id: str | None = None
+    origin: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape in `history --json` (`origin` is bookkeeping and stays out)."""
+        return {
+            "at": self.at,
+            "model": self.model,
+            "role": self.role,
+            "ok": self.ok,
+            "status": self.status,
+            "kind": self.kind,
+            "signature": self.signature,
+            "cause": self.cause,
+            "latency_ms": self.latency_ms,
+            "request_id": self.request_id,
+        }
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """One round: when, against what, every attempt, the verdict of the round, and quota left per kind."""
+
+    started: float
+    finished: float
+    source: str
+    provider: str | None
+    model: str | None
+    verdict: str
+    confidence: float
+    summary: str = ""
+    attempts: tuple[AttemptRecord, ...] = ()
+    quota: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool | None:
+        """Whether the round's primary model never answered (None: the primary was not probed)."""
+        primary = [a for a in self.attempts if a.role == "primary"]
+        return None if not primary else not any(a.ok for a in primary)
+
+
+def quota_kind(family: str, name: str) -> str:
+    """A quota window's `kind`: lower-case `family_name` with anything else squeezed to `_`."""
+    return _KIND_RE.sub("_", f"{family}_{name}".lower()).strip("_")
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def attempts_of(models: CheckResult | None, started: float) -> tuple[AttemptRecord, ...]:
+    """Every attempt the models check made, in order (empty when it did not run or probed nothing)."""
+    runs = models.data.get("models") if models is not None else None
+    out: list[AttemptRecord] = []
+    for run in runs if isinstance(runs, list) else []:
+        if not isinstance(run, Mapping):
+            continue
+        for row in run.get("attempts") or []:
+            if not isinstance(row, Mapping):
+                continue
+            at = row.get("at")
+            out.append(
+                AttemptRecord(
+                    at=float(at) if isinstance(at, (int, float)) else started,
+                    model=str(run.get("model") or ""),
+                    role=str(run.get("role") or ""),
+                    ok=row.get("kind") == "ok",
+                    status=_int(row.get("status")),
+                    kind=_str(row.get("kind")),
+                    signature=_str(row.get("signature")),
+                    cause=_str(row.get("cause")),
+                    latency_ms=_int(row.get("latency_ms")),
+                    request_id=_str(row.get("request_id")),
+                )
+            )
+    return tuple(out)
+
+
+def quota_of(quota: CheckResult | None) -> dict[str, float]:
+    """Remaining requests/tokens per window kind, from the quota check's windows (known values only)."""
+    windows = quota.data.get("windows") if quota is not None else None
+    out: dict[str, float] = {}
+    for w in windows if isinstance(windows, list) else []:
+        if not isinstance(w, Mapping) or w.get("unknown"):
+            continue
+        remaining = w.get("remaining")
+        if isinstance(remaining, (int, float)) and not isinstance(remaining, bool):
+            out[quota_kind(str(w.get("family", "")), str(w.get("name", "")))] = float(remaining)
+    return out
+
+
+def round_of(
+    results: Sequence[CheckResult],
+    verdict: Verdict,
+    provider: str | None,
+    model: str | None,
+    started: float,
+    finished: float,
+) -> RoundRecord:
+    """A live round from the run's results and verdict (`started`/`finished`: Unix seconds)."""
+    by_id = {r.id: r for r in results}
+    return RoundRecord(
+        started,
+        finished,
+        WATCH,
+        provider,
+        model,
+        verdict.cause,
+        round(verdict.confidence, 3),
+        verdict.summary,
+        attempts_of(by_id.get("models"), started),
+        quota_of(by_id.get("quota")),
+    )
+
+
+def log_round(events: Sequence[Any], verdict: Verdict) -> tuple[RoundRecord | None, int]:
+    """One `logs` round from scanner events with a time (None when none has one), and how many had none.
+
+    Each dated event becomes a failed attempt at its own time, keyed by where it was read (stdin excepted)
+    so that a second import of the same file adds nothing.
+    """
+    dated = [e for e in events if e.ts is not None]
+    attempts = tuple(
+        AttemptRecord(
+            at=e.ts.timestamp(),
+            model=e.model or "",
+            role="log",
+            ok=False,
+            kind="log",
+            signature=e.signature or None,
+            cause=e.cause or None,
+            origin=None if e.path == "-" else f"{e.path}|{e.offset}|{e.ts.timestamp():.3f}|{e.signature}",
+        )
+        for e in dated
+    )
+    if not attempts:
+        return None, len(events) - len(dated)
+    times = [a.at for a in attempts]
+    return RoundRecord(
+        min(times), max(times), LOGS, None, None, verdict.cause, round(verdict.confidence, 3), verdict.summary, attempts
+    ), len(events) - len(dated)

@@ -1,0 +1,115 @@
+"""The watch loop: every interval, one round of the cheap checks through the engine, recorded and counted.
+
+Contract: a round is `engine.diagnose` over `ROUND_CHECKS` (the models check within `ROUND_MAX_REQUESTS`
+requests — at most 16 output tokens each, so at most 200 a round — the status page, the quota headers and
+the network paths) under the round's own deadline (`RunRequest.timeout`). Its results become a
+`RoundRecord` that each sink receives in turn (the store first, then metrics, textfile, the terminal
+line). `watch` runs rounds until `count` is reached or `stop` is set; a round in flight is abandoned when the
+stop comes while it probes (its record would be partial), and finished when it comes while it is being
+recorded. The loop never prints; the caller's sinks do. Interval waits use `stop.wait`, so a stop is
+immediate between rounds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from capdoctor.watch.records import RoundRecord, round_of
+
+if TYPE_CHECKING:
+    from capdoctor.engine import RunRequest
+
+ROUND_CHECKS: tuple[str, ...] = ("models", "status", "quota", "paths")
+"""The cheap checks a round runs: nothing that installs, scans the disk or reads local hardware."""
+
+ROUND_MAX_REQUESTS = 12
+"""The models check's request cap in a round (the list call included)."""
+
+MIN_QUIET_INTERVAL_S = 60.0
+"""Below this interval `watch` warns: every round spends a little of the user's quota."""
+
+Sink = Callable[[RoundRecord], None]
+
+
+class Stopped(Exception):
+    """Raised inside a round when a stop request arrives while it probes: the round is abandoned."""
+
+
+@dataclass
+class Guard:
+    """Where the loop stands, for the signal handler: may a stop abandon the round right now?"""
+
+    stop: threading.Event
+    probing: bool = False
+
+    def request_stop(self) -> None:
+        """Stop after the current step; raise `Stopped` at once when a round is only probing."""
+        self.stop.set()
+        if self.probing:
+            self.probing = False
+            raise Stopped()
+
+
+def round_request(base: RunRequest) -> RunRequest:
+    """`base` narrowed to a round: the round's checks and the models check's request cap."""
+    from capdoctor import registry
+
+    options = dict(base.options)
+    wanted = int(options.get("models.max_requests", ROUND_MAX_REQUESTS))
+    options["models.max_requests"] = max(1, min(wanted, ROUND_MAX_REQUESTS))
+    return replace(base, checks=registry.select(list(ROUND_CHECKS)), only=None, skip=None, options=options)
+
+
+def run_round(request: RunRequest, clock: Callable[[], float] = time.time) -> RoundRecord:
+    """Run one round and return its record (raises only what the engine raises, and `Stopped`)."""
+    from capdoctor import engine
+
+    started = clock()
+    outcome = engine.diagnose(request)
+    target = request.target
+    return round_of(
+        outcome.results,
+        outcome.verdict,
+        target.provider if target else None,
+        target.model if target else None,
+        started,
+        clock(),
+    )
+
+
+def watch(
+    request: RunRequest,
+    interval_s: float,
+    count: int | None,
+    sinks: Sequence[Sink],
+    guard: Guard,
+    clock: Callable[[], float] = time.monotonic,
+) -> int:
+    """Run rounds every `interval_s` seconds until `count` rounds are recorded or a stop; returns the count.
+
+    Rounds start on a fixed schedule (a slow round shortens the wait after it; a round that overruns the
+    interval makes the next one start at once, never two at a time).
+    """
+    req = round_request(request)
+    done = 0
+    next_start = clock()
+    while not guard.stop.is_set() and (count is None or done < count):
+        guard.probing = True
+        try:
+            rnd = run_round(req)
+        except Stopped:
+            break
+        finally:
+            guard.probing = False
+        for sink in sinks:
+            sink(rnd)
+        done += 1
+        if count is not None and done >= count:
+            break
+        next_start = max(next_start + interval_s, clock())
+        guard.stop.wait(max(0.0, next_start - clock()))
+    return done
