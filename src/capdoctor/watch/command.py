@@ -98,6 +98,8 @@ def _validate(request: RunRequest, settings: WatchSettings, err: TextIO, scrub: 
     if settings.textfile is not None:
         if not settings.textfile.parent.is_dir():
             raise UsageError(f"--textfile {settings.textfile}: folder {settings.textfile.parent} does not exist")
+        if not os.access(settings.textfile.parent, os.W_OK):
+            raise UsageError(f"--textfile {settings.textfile}: folder {settings.textfile.parent} is not writable")
         if settings.textfile.suffix != ".prom":
             err.write(
                 f"capdoctor: warning: --textfile {settings.textfile}: node_exporter's textfile collector "
@@ -139,11 +141,6 @@ def watch_command(
             from capdoctor.watch.metrics import Metrics
 
             metrics = Metrics(tuple(s for s in (request.target.api_key if request.target else None,) if s))
-        if metrics is not None and settings.textfile is not None:
-            try:
-                metrics.write_textfile(settings.textfile)
-            except OSError as exc:
-                raise UsageError(f"--textfile {settings.textfile}: cannot write: {exc.strerror or exc}") from None
         if metrics is not None and settings.metrics_port is not None:
             try:
                 stop_server = metrics.serve(settings.metrics_host, settings.metrics_port)

@@ -105,11 +105,13 @@ class Metrics:
             ("kind",),
             registry=self.registry,
         )
+        # Registered with the first round: before it, a 0 would read as "the last round ran in 1970".
         self.round_time = Gauge(
             "capdoctor_round_timestamp_seconds",
             "Unix time at which the latest watch round finished.",
-            registry=self.registry,
+            registry=None,
         )
+        self.rounds = 0
 
     def observe(self, rnd: RoundRecord) -> None:
         """Count one finished round."""
@@ -129,6 +131,9 @@ class Metrics:
             if label is not None:
                 self.quota.labels(label).set(remaining)
         self.round_time.set(rnd.finished)
+        if not self.rounds:
+            self.registry.register(self.round_time)
+        self.rounds += 1
 
     def exposition(self) -> bytes:
         """The text exposition format of the registry (what `/metrics` serves)."""
