@@ -74,7 +74,7 @@ def test_watch_records_what_the_simulator_served(sim: Any, home: Path, tmp_path:
     assert failed[ALT] == 0
 
     hist_out = io.StringIO()
-    verdict_code = history_command(db, None, True, hist_out, io.StringIO())
+    verdict_code = history_command(db, None, True, hist_out)
     doc = json.loads(hist_out.getvalue())
     assert doc["schema"] == "capdoctor/history-v1"
     assert doc["summary"]["rounds"] == rounds == len(doc["rounds"])
@@ -298,7 +298,7 @@ def test_history_text_view(sim: Any, home: Path, tmp_path: Path) -> None:
         _request(sim, home, tmp_path), WatchSettings(interval_s=1, count=2, db=db), io.StringIO(), io.StringIO()
     )
     out = io.StringIO()
-    code = history_command(db, "1d", False, out, io.StringIO(), ascii_only=True)
+    code = history_command(db, "1d", False, out, ascii_only=True)
     text = out.getvalue()
     assert code == 0
     assert "capdoctor history: 2 round(s)" in text

@@ -326,7 +326,7 @@ def history_cmd(db: DbOpt = None, since: Since = None, json_out: JsonOut = False
     """What the recorded rounds show: error rate by hour of day and by model, the longest outage, the verdict."""
     from capdoctor.watch.command import history_command
 
-    raise typer.Exit(history_command(db, since, json_out, sys.stdout, sys.stderr))
+    raise typer.Exit(history_command(db, since, json_out, sys.stdout))
 
 
 def main(argv: list[str] | None = None) -> None:

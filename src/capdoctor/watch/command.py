@@ -214,10 +214,11 @@ def _loop(
     return 0
 
 
-def history_command(
-    db: Path | None, since: str | None, json_out: bool, out: TextIO, err: TextIO, ascii_only: bool = False
-) -> int:
-    """Run `capdoctor history`; returns the exit code of the history's verdict (2 for bad input)."""
+def history_command(db: Path | None, since: str | None, json_out: bool, out: TextIO, ascii_only: bool = False) -> int:
+    """Run `capdoctor history`; returns the exit code of the history's verdict (2 for bad input).
+
+    The chart falls back to ASCII where `out` cannot encode the block glyphs.
+    """
     from datetime import datetime, timezone
 
     from capdoctor import __version__
@@ -248,7 +249,8 @@ def history_command(
     else:
         from capdoctor.render.history import render
 
-        render(doc, out, ascii_only=ascii_only)
+        utf = (getattr(out, "encoding", None) or "utf-8").lower().replace("-", "") in ("utf8", "utf16")
+        render(doc, out, ascii_only=ascii_only or not utf)
     return int(for_verdict(analysis.verdict.cause))
 
 

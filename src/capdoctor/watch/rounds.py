@@ -6,8 +6,8 @@ the network paths) under the round's own deadline (`RunRequest.timeout`). Its re
 `RoundRecord` that each sink receives in turn (the store first, then metrics, textfile, the terminal
 line). `watch` runs rounds until `count` is reached or `stop` is set; a round in flight is abandoned when the
 stop comes while it probes (its record would be partial), and finished when it comes while it is being
-recorded. The loop never prints; the caller's sinks do. Interval waits use `stop.wait`, so a stop is
-immediate between rounds.
+recorded. The loop never prints; the caller's sinks do. A stop between rounds ends the wait within
+`POLL_S`.
 """
 
 from __future__ import annotations
@@ -39,19 +39,43 @@ class Stopped(Exception):
     """Raised inside a round when a stop request arrives while it probes: the round is abandoned."""
 
 
+POLL_S = 0.2
+"""How often the wait between rounds looks at the stop flag a signal handler set."""
+
+
 @dataclass
 class Guard:
-    """Where the loop stands, for the signal handler: may a stop abandon the round right now?"""
+    """Where the loop stands, for the signal handler: may a stop abandon the round right now?
+
+    `stop` is for other threads (an embedding program, tests). A signal handler only sets `requested` (or
+    raises `Stopped` while a round probes): it must not take a lock the interrupted code may be holding, which
+    `Event.set` would.
+    """
 
     stop: threading.Event
     probing: bool = False
+    requested: bool = False
+
+    @property
+    def stopping(self) -> bool:
+        """True once a stop was asked for, by a signal or through `stop`."""
+        return self.requested or self.stop.is_set()
 
     def request_stop(self) -> None:
-        """Stop after the current step; raise `Stopped` at once when a round is only probing."""
-        self.stop.set()
+        """Called from a signal handler: stop after the current step, at once when a round only probes."""
+        self.requested = True
         if self.probing:
             self.probing = False
             raise Stopped()
+
+    def sleep(self, seconds: float) -> None:
+        """Wait `seconds`, or less when a stop comes (seen within `POLL_S`)."""
+        deadline = time.monotonic() + seconds
+        while not self.stopping:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self.stop.wait(min(left, POLL_S))
 
 
 def round_request(base: RunRequest) -> RunRequest:
@@ -97,7 +121,7 @@ def watch(
     req = round_request(request)
     done = 0
     next_start = clock()
-    while not guard.stop.is_set() and (count is None or done < count):
+    while not guard.stopping and (count is None or done < count):
         guard.probing = True
         try:
             rnd = run_round(req)
@@ -111,5 +135,5 @@ def watch(
         if count is not None and done >= count:
             break
         next_start = max(next_start + interval_s, clock())
-        guard.stop.wait(max(0.0, next_start - clock()))
+        guard.sleep(max(0.0, next_start - clock()))
     return done
