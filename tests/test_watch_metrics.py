@@ -144,3 +144,13 @@ def test_metrics_server_serves_on_loopback() -> None:
     finally:
         stop()
     assert samples(body) == samples(m.exposition().decode())
+
+
+def test_attempt_time_is_the_providers_clock_only_when_it_is_plausible() -> None:
+    from capdoctor.watch.records import attempt_time
+
+    started, finished = 1_790_000_000.0, 1_790_000_004.0
+    assert attempt_time({"time": "2026-09-21T14:13:22Z"}, started, finished) == 1_790_000_002.0
+    assert attempt_time({"time": "2020-01-01T00:00:00Z"}, started, finished) == started  # a proxy's bad clock
+    assert attempt_time({"time": "yesterday"}, started, finished) == started
+    assert attempt_time({}, started, finished) == started

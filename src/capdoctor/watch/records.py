@@ -28,8 +28,9 @@ _KIND_RE = re.compile(r"[^a-z0-9]+")
 class AttemptRecord:
     """One request of a round (or one error line of a log): what was asked, what came back, when.
 
-    `at` is Unix seconds. A live attempt carries no clock of its own in the models check's rows, so it gets
-    the round's start unless the row says `at`; rounds last seconds, history works in hours. `origin`
+    `at` is Unix seconds: for a live attempt, when the provider answered (the row's `time`, from the
+    response's Date header) where that lies within the round, else the round's start — rounds last seconds,
+    history works in hours, and a proxy's wrong clock must not move an attempt to another hour. `origin`
     identifies an imported log line (`path|offset|time|signature`) so that importing the same log twice
     adds nothing; live attempts have none.
     """
@@ -97,7 +98,26 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def attempts_of(models: CheckResult | None, started: float) -> tuple[AttemptRecord, ...]:
+CLOCK_SLACK_S = 300.0
+"""How far outside its round a provider's Date header may lie and still be taken as the attempt's time."""
+
+
+def attempt_time(row: Mapping[str, Any], started: float, finished: float) -> float:
+    """When one attempt was answered: its `time` (ISO 8601 UTC) if it falls within the round, else `started`."""
+    from datetime import datetime
+
+    text = row.get("time")
+    if isinstance(text, str):
+        try:
+            at = datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return started
+        if started - CLOCK_SLACK_S <= at <= finished + CLOCK_SLACK_S:
+            return at
+    return started
+
+
+def attempts_of(models: CheckResult | None, started: float, finished: float) -> tuple[AttemptRecord, ...]:
     """Every attempt the models check made, in order (empty when it did not run or probed nothing)."""
     runs = models.data.get("models") if models is not None else None
     out: list[AttemptRecord] = []
@@ -107,10 +127,9 @@ def attempts_of(models: CheckResult | None, started: float) -> tuple[AttemptReco
         for row in run.get("attempts") or []:
             if not isinstance(row, Mapping):
                 continue
-            at = row.get("at")
             out.append(
                 AttemptRecord(
-                    at=float(at) if isinstance(at, (int, float)) else started,
+                    at=attempt_time(row, started, finished),
                     model=str(run.get("model") or ""),
                     role=str(run.get("role") or ""),
                     ok=row.get("kind") == "ok",
@@ -157,7 +176,7 @@ def round_of(
         verdict.cause,
         round(verdict.confidence, 3),
         verdict.summary,
-        attempts_of(by_id.get("models"), started),
+        attempts_of(by_id.get("models"), started, finished),
         quota_of(by_id.get("quota")),
     )
 
