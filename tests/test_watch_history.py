@@ -138,7 +138,7 @@ def test_logs_into_history_gives_the_logs_verdict(tmp_path: Path) -> None:
     log.write_text("".join(lines), encoding="utf-8")
     db = tmp_path / "h.db"
     logs = run_cli("logs", str(log), "--json", "--into", str(db), "--since", "30d")
-    assert logs.returncode in (3, 9), logs.stderr
+    assert logs.returncode == 3, logs.stderr  # capacity, from the logs alone
     assert f"{len(lines)} error line(s) added" in logs.stderr
     again = run_cli("logs", str(log), "--into", str(db), "--since", "30d")
     assert "0 error line(s) added" in again.stderr and f"{len(lines)} already there" in again.stderr
