@@ -1,14 +1,15 @@
-"""The 137 field cases of the reference through the logs verdict: the share judged right per label, pinned so
-it can only go up, with the cases text alone cannot get right listed as data (and why).
+"""The 137 reference field cases through the logs verdict: an in-sample REGRESSION test, not an accuracy figure.
 
-The bulk runs in-process (fast); a sample, one case per label, runs through `capdoctor logs` as a real
-subprocess. The reference lives outside the repo (`../shared` in CI, or $CAPDOCTOR_SHARED).
+The signature table was first written from these excerpts (see tests/data/field-cases/PROVENANCE.md), so the
+share judged right per label is pinned so it can only go up, with the cases text alone cannot get right
+listed as data (and why). The out-of-sample figures are tests/test_corpus.py's. The bulk runs in-process
+(fast); a sample, one case per label, runs through `capdoctor logs` as a real subprocess.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,23 +20,11 @@ from capdoctor.logscan.findings import logs_result, verdict_of
 from capdoctor.logscan.patterns import analyse
 from capdoctor.logscan.scanner import ScanOptions, scan_bytes
 
-
-def _locate() -> Path | None:
-    # Read at import: the autouse fixture removes CAPDOCTOR_* variables from each test's environment.
-    env = os.environ.get("CAPDOCTOR_SHARED")
-    candidates = []
-    if env:
-        candidates += [Path(env), Path(env) / "reference" / "field-cases.jsonl", Path(env) / "field-cases.jsonl"]
-    candidates.append(Path(__file__).resolve().parents[2] / "shared/reference/field-cases.jsonl")
-    return next((p for p in candidates if p.is_file()), None)
-
-
-CASES_PATH = _locate()
-CASES: list[dict[str, Any]] = (
-    [json.loads(line) for line in CASES_PATH.read_text("utf-8").splitlines() if line.strip()] if CASES_PATH else []
-)
-pytestmark = pytest.mark.skipif(not CASES, reason="field-cases.jsonl not found: set CAPDOCTOR_SHARED or "
-                                                   "check out the shared reference next to the repo")
+CASES_PATH = Path(__file__).parent / "data" / "field-cases" / "field-cases.jsonl"
+CASES_SHA256 = "32a34fffdf269b922910fcb9fce507b85d34da267f9c47d7a3388ff501e97e1b"
+"""The copy is verbatim: a changed file would silently change what the floor means."""
+CASES: list[dict[str, Any]] = [json.loads(line) for line in CASES_PATH.read_text("utf-8").splitlines()
+                               if line.strip()]
 
 PINNED = {"capacity": 24, "quota": 27, "account": 19, "network": 25, "hardware": 15, "client": 21}
 """Cases judged right per label (of 27/29/19/25/15/22). Raise these when the table improves; never lower."""
@@ -61,6 +50,10 @@ def judge(text: str) -> str:
     """The logs verdict for one excerpt, exactly as `capdoctor logs` reaches it."""
     res = scan_bytes(text.encode("utf-8"), options=ScanOptions())
     return verdict_of(logs_result(res, analyse(res.events))).cause
+
+
+def test_the_copy_is_verbatim() -> None:
+    assert hashlib.sha256(CASES_PATH.read_bytes()).hexdigest() == CASES_SHA256
 
 
 def test_share_judged_right_per_label() -> None:

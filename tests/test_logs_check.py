@@ -72,7 +72,7 @@ LAYOUTS = {
     "codex": (_codex_home, "codex.selected_model_at_capacity", Cause.CAPACITY),
     "claude-code": (_claude_home, "anthropic.credit_balance_low", Cause.QUOTA),
     "gemini-cli": (_gemini_home, "gemini.quota_exceeded", Cause.QUOTA),
-    "copilot-cli": (_copilot_home, "net.tls_interception", Cause.NETWORK),
+    "copilot-cli": (_copilot_home, "phrase.tls.en", Cause.NETWORK),
     "ollama": (_ollama_home, "local.gpu_oom", Cause.HARDWARE),
 }
 
@@ -201,7 +201,7 @@ def test_terminal_view_shows_histogram(tmp_path: Path) -> None:
     out = io.StringIO()
     code = logs_command([str(tmp_path / "a.log")], False, "all", True, out, io.StringIO())
     text = out.getvalue()
-    assert "Verdict from the logs: capacity" in text and "capacity.overloaded_family" in text
+    assert "Verdict from the logs: capacity" in text and "phrase.overloaded.en" in text
     hist = text.splitlines()
     label = next(i for i, ln in enumerate(hist) if ln.startswith("00 01 02"))
     bars = hist[label - 1]
