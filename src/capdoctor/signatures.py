@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from capdoctor.classifier.engine import Engine, Match
-from capdoctor.classifier.tables import MEMORY_KINDS, ORIGINS, STRENGTH_RANK, Layer, Signature
+from capdoctor.classifier.tables import MEMORY_KINDS, ORIGINS, SPECIFICITY, STRENGTH_RANK, Layer, Signature
 
-__all__ = ["MEMORY_KINDS", "ORIGINS", "STRENGTH_RANK", "Layer", "Match", "Signature", "best_match", "by_id",
+__all__ = ["MEMORY_KINDS", "ORIGINS", "SPECIFICITY", "STRENGTH_RANK", "Layer", "Match", "Signature", "best_match", "by_id",
            "classify", "engine", "extract_error", "rows"]
 
 

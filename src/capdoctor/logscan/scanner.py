@@ -24,7 +24,7 @@ from typing import Any
 
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
-from capdoctor.signatures import Match, classify
+from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, classify
 from capdoctor.signatures import engine as classifier
 
 MAX_LINE = 64 * 1024
@@ -211,16 +211,22 @@ def _max_dt(a: datetime | None, b: datetime | None) -> datetime | None:
 
 
 def relevant(matches: Sequence[Match]) -> list[Match]:
-    """The matches that count for one record: one per cause, the best of each (the engine ranks them by
-    strength, then by layer specificity), so a line that several rows of one cause describe ("network
-    error: error decoding body", or a 429 backed by "rate limit exceeded") counts once."""
-    out: list[Match] = []
+    """The matches that count for one record: the best of each cause (the engine ranks matches by strength,
+    then by layer specificity), so a line that several rows of one cause describe ("network error: error
+    decoding body", a 429 backed by "rate limit exceeded") counts once; and one error event names one cause
+    unless its evidence really conflicts: a cause whose best match is weaker than the record's best, or as
+    strong but from a less specific layer (a generic phrase beside a provider's own code), does not count."""
+    best: list[Match] = []
     seen: set[str] = set()
     for m in matches:
         if m.signature.cause.value not in seen:
             seen.add(m.signature.cause.value)
-            out.append(m)
-    return out
+            best.append(m)
+    if not best:
+        return best
+    top = best[0].signature
+    rank = (STRENGTH_RANK[top.strength], SPECIFICITY[top.layer])
+    return [m for m in best if (STRENGTH_RANK[m.signature.strength], SPECIFICITY[m.signature.layer]) >= rank]
 
 
 def find_model(text: str) -> str | None:
