@@ -43,8 +43,10 @@ class Score:
         ok = sum(self.right.values())
         cap = self.given["capacity"]
         prec = f"{cap - self.wrong_given['capacity']}/{cap}" if cap else "0/0"
-        return (f"{', '.join(parts)}; total {ok}/{n} ({ok / n:.0%}); capacity verdicts right {prec}; "
-                f"outcomes {dict(self.outcomes)}")
+        return (
+            f"{', '.join(parts)}; total {ok}/{n} ({ok / n:.0%}); capacity verdicts right {prec}; "
+            f"outcomes {dict(self.outcomes)}"
+        )
 
 
 def load(half: str) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ engine can match (a property test over generated texts), so the log scanner may 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -74,24 +75,29 @@ def test_names_and_spellings_match_their_examples() -> None:
 
 
 def test_bad_rows_are_reported_with_their_id() -> None:
-    bad = {"providers.toml": '[[signature]]\nid = "x.y"\ncause = "nope"\nstrength = "weak"\ntitle = "t"\n'
-                             'remedy = "r"\nsource = "s"\n'}
+    bad = {
+        "providers.toml": '[[signature]]\nid = "x.y"\ncause = "nope"\nstrength = "weak"\ntitle = "t"\n'
+        'remedy = "r"\nsource = "s"\n'
+    }
     with pytest.raises(ValueError, match=r"x\.y"):
         tbl.load(bad)
-    memory = {"providers.toml": '[[signature]]\nid = "x.y"\ncause = "hardware"\nstrength = "weak"\ntitle = "t"\n'
-                                'remedy = "r"\nsource = "s"\nmemory = "disk"\nphrases = ["x"]\n'}
+    memory = {
+        "providers.toml": '[[signature]]\nid = "x.y"\ncause = "hardware"\nstrength = "weak"\ntitle = "t"\n'
+        'remedy = "r"\nsource = "s"\nmemory = "disk"\nphrases = ["x"]\n'
+    }
     with pytest.raises(ValueError, match=r"x\.y.*memory"):
         tbl.load(memory)
 
 
 def test_another_language_is_one_more_row() -> None:
     """A phrase family learns Italian from one data row, without code."""
-    files = {name: tbl.resources.files("capdoctor.classifier").joinpath(name).read_text("utf-8")
-             for name in tbl.FILES}
+    files = {name: tbl.resources.files("capdoctor.classifier").joinpath(name).read_text("utf-8") for name in tbl.FILES}
     text = "Il server è sovraccarico, riprova più tardi"
     assert Engine(tbl.load(files)).classify(text) == []
-    files["phrases.toml"] += ('\n[[phrase]]\nid = "phrase.overloaded.it"\nfamily = "overloaded"\nlang = "it"\n'
-                              "phrases = ['sovraccaric']\nliterals = [\"sovraccaric\"]\n")
+    files["phrases.toml"] += (
+        '\n[[phrase]]\nid = "phrase.overloaded.it"\nfamily = "overloaded"\nlang = "it"\n'
+        "phrases = ['sovraccaric']\nliterals = [\"sovraccaric\"]\n"
+    )
     top = Engine(tbl.load(files)).classify(text)[0]
     assert top.signature.id == "phrase.overloaded.it" and top.signature.cause is Cause.CAPACITY
 
@@ -104,88 +110,120 @@ def test_memory_kind_is_row_data() -> None:
 
 
 def test_importing_compiles_nothing() -> None:
-    code = ("import capdoctor.signatures, capdoctor.classifier.engine as e, capdoctor.classifier.tables as t;"
-            "print(e.engine.cache_info().currsize, t.tables.cache_info().currsize)")
+    code = (
+        "import capdoctor.signatures, capdoctor.classifier.engine as e, capdoctor.classifier.tables as t;"
+        "print(e.engine.cache_info().currsize, t.tables.cache_info().currsize)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0", "0"]
 
 
 # ------------------------------------------------------------------------------------------ the layers
-@pytest.mark.parametrize(("text", "cause", "layer"), [
-    # structure: exception, error-type, gRPC and errno names
-    ("anthropic.RateLimitError: Error code: 429", "quota", "status"),
-    ("openai.AuthenticationError: Error code: 401", "account", "status"),
-    ("anthropic.PermissionDeniedError: Error code: 403", "account", "status"),
-    ("openai.NotFoundError: Error code: 404 - the model gpt-9 is unknown here", "client", "status"),
-    ("litellm.APIConnectionError: APIConnectionError: OpenAIException", "network", "structure"),
-    ("openai.APITimeoutError: Request timed out.", "network", "structure"),
-    ("botocore.errorfactory.ThrottlingException: An error occurred (ThrottlingException) when calling the "
-     "InvokeModel operation", "quota", "status"),
-    ("botocore.errorfactory.AccessDeniedException: An error occurred (AccessDeniedException)", "account", "status"),
-    ("An error occurred (ValidationException) when calling the Converse operation", "client", "structure"),
-    ("botocore.errorfactory.ServiceUnavailableException: An error occurred (ServiceUnavailableException)",
-     "capacity", "status"),
-    ("grpc._channel._InactiveRpcError: status = StatusCode.UNAVAILABLE", "capacity", "status"),
-    ("Error: read ECONNRESET", "network", "structure"),
-    ("RuntimeError: CUDA_ERROR_OUT_OF_MEMORY", "hardware", "structure"),
-    ("litellm.ContextWindowExceededError: litellm.BadRequestError", "client", "structure"),
-    ("litellm.BudgetExceededError: Budget has been exceeded! Current cost: 10.5", "quota", "structure"),
-    # provider codes and messages
-    ('{"error":{"code":"server_is_overloaded","message":"x"}}', "capacity", "provider"),
-    ("Your credit balance is too low to access the Anthropic API.", "quota", "provider"),
-    # phrase families, English and Chinese
-    ("upstream model is at capacity right now", "capacity", "phrase"),
-    ("服务器繁忙，请稍后再试", "capacity", "phrase"),
-    ("您的账户已欠费，请充值后重试", "quota", "phrase"),
-    ("无效的令牌", "account", "phrase"),
-    ("模型不存在", "client", "phrase"),
-    ("Unsupported parameter: 'temperature' is not supported with this model.", "client", "phrase"),
-    ("Unexpected endpoint or method. (POST /v1/responses)", "client", "phrase"),
-    ("litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider you are trying to call.",
-     "client", "phrase"),
-])
+@pytest.mark.parametrize(
+    ("text", "cause", "layer"),
+    [
+        # structure: exception, error-type, gRPC and errno names
+        ("anthropic.RateLimitError: Error code: 429", "quota", "status"),
+        ("openai.AuthenticationError: Error code: 401", "account", "status"),
+        ("anthropic.PermissionDeniedError: Error code: 403", "account", "status"),
+        ("openai.NotFoundError: Error code: 404 - the model gpt-9 is unknown here", "client", "status"),
+        ("litellm.APIConnectionError: APIConnectionError: OpenAIException", "network", "structure"),
+        ("openai.APITimeoutError: Request timed out.", "network", "structure"),
+        (
+            "botocore.errorfactory.ThrottlingException: An error occurred (ThrottlingException) when calling the "
+            "InvokeModel operation",
+            "quota",
+            "status",
+        ),
+        ("botocore.errorfactory.AccessDeniedException: An error occurred (AccessDeniedException)", "account", "status"),
+        ("An error occurred (ValidationException) when calling the Converse operation", "client", "structure"),
+        (
+            "botocore.errorfactory.ServiceUnavailableException: An error occurred (ServiceUnavailableException)",
+            "capacity",
+            "status",
+        ),
+        ("grpc._channel._InactiveRpcError: status = StatusCode.UNAVAILABLE", "capacity", "status"),
+        ("Error: read ECONNRESET", "network", "structure"),
+        ("RuntimeError: CUDA_ERROR_OUT_OF_MEMORY", "hardware", "structure"),
+        ("litellm.ContextWindowExceededError: litellm.BadRequestError", "client", "structure"),
+        ("litellm.BudgetExceededError: Budget has been exceeded! Current cost: 10.5", "quota", "structure"),
+        # provider codes and messages
+        ('{"error":{"code":"server_is_overloaded","message":"x"}}', "capacity", "provider"),
+        ("Your credit balance is too low to access the Anthropic API.", "quota", "provider"),
+        # phrase families, English and Chinese
+        ("upstream model is at capacity right now", "capacity", "phrase"),
+        ("服务器繁忙，请稍后再试", "capacity", "phrase"),
+        ("您的账户已欠费，请充值后重试", "quota", "phrase"),
+        ("无效的令牌", "account", "phrase"),
+        ("模型不存在", "client", "phrase"),
+        ("Unsupported parameter: 'temperature' is not supported with this model.", "client", "phrase"),
+        ("Unexpected endpoint or method. (POST /v1/responses)", "client", "phrase"),
+        (
+            "litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider you are trying to call.",
+            "client",
+            "phrase",
+        ),
+    ],
+)
 def test_each_layer_decides_and_says_so(text: str, cause: str, layer: str) -> None:
     top = best_match(text, origin="log")
     assert top is not None, text
     assert (top.signature.cause.value, top.layer.value) == (cause, layer), _ids(classify(text, origin="log"))
 
 
-@pytest.mark.parametrize("text", [
-    "status code 429", "HTTP 429", "Status: 429", "Error code: 404", "status_code: 503", "429 Too Many Requests",
-    "-> 502", "API Error: 529", "<Response [429]>", "HTTPError: HTTP Error 429: Too Many Requests",
-    "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url", "Request rejected (429)",
-    '{"error":{"code":429,"message":"x"}}', "Too Many Requests (429)", "服务回复状态错误[429]",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "status code 429",
+        "HTTP 429",
+        "Status: 429",
+        "Error code: 404",
+        "status_code: 503",
+        "429 Too Many Requests",
+        "-> 502",
+        "API Error: 529",
+        "<Response [429]>",
+        "HTTPError: HTTP Error 429: Too Many Requests",
+        "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url",
+        "Request rejected (429)",
+        '{"error":{"code":429,"message":"x"}}',
+        "Too Many Requests (429)",
+        "服务回复状态错误[429]",
+    ],
+)
 def test_bare_statuses_in_their_spellings_reach_the_status_layer(text: str) -> None:
     matches = classify(text, origin="log")
     assert any(m.layer is Layer.STATUS for m in matches), (text, _ids(matches))
 
 
-@pytest.mark.parametrize(("text", "status", "local", "row"), [
-    ("", 429, False, "http.429"),
-    ("The engine is currently overloaded, please try again later", 429, False, "http.429.capacity"),
-    ("We are experiencing high demand", 429, False, "http.429.capacity"),
-    ("", 503, False, "http.503"),
-    ("", 529, False, "http.503"),
-    ("", 502, False, "http.5xx"),
-    ("", 500, True, "http.5xx.local"),
-    ("", 503, True, "http.503.local"),
-    ("proxy error: socket hang up", 503, False, "http.503.network"),
-    ("An internal error has occurred. Please retry", 500, False, "http.5xx.capacity"),
-    ("", 401, False, "http.401"),
-    ("You didn't provide an API key.", 401, False, "http.401.client"),
-    ("", 403, False, "http.403"),
-    ("<html><title>Attention Required! | Cloudflare</title>", 403, False, "http.403.network"),
-    ("", 402, False, "http.402"),
-    ("The model gpt-9 was not found", 404, False, "http.404.client"),
-    ("The requested resource (model gpt-9) is missing", 404, False, "http.404.model"),
-    ("Cannot POST /v1/chat/completions", 404, False, "http.404.client"),
-    ("<html><center>nginx</center></html>", 404, False, "http.404.endpoint"),
-    ("", 404, False, "http.404"),
-    ("", 400, False, "http.400"),
-    ("Your credit balance is too low to access the Anthropic API.", 400, False, "http.400.quota"),
-    ("", 407, False, "http.407"),
-])
+@pytest.mark.parametrize(
+    ("text", "status", "local", "row"),
+    [
+        ("", 429, False, "http.429"),
+        ("The engine is currently overloaded, please try again later", 429, False, "http.429.capacity"),
+        ("We are experiencing high demand", 429, False, "http.429.capacity"),
+        ("", 503, False, "http.503"),
+        ("", 529, False, "http.503"),
+        ("", 502, False, "http.5xx"),
+        ("", 500, True, "http.5xx.local"),
+        ("", 503, True, "http.503.local"),
+        ("proxy error: socket hang up", 503, False, "http.503.network"),
+        ("An internal error has occurred. Please retry", 500, False, "http.5xx.capacity"),
+        ("", 401, False, "http.401"),
+        ("You didn't provide an API key.", 401, False, "http.401.client"),
+        ("", 403, False, "http.403"),
+        ("<html><title>Attention Required! | Cloudflare</title>", 403, False, "http.403.network"),
+        ("", 402, False, "http.402"),
+        ("The model gpt-9 was not found", 404, False, "http.404.client"),
+        ("The requested resource (model gpt-9) is missing", 404, False, "http.404.model"),
+        ("Cannot POST /v1/chat/completions", 404, False, "http.404.client"),
+        ("<html><center>nginx</center></html>", 404, False, "http.404.endpoint"),
+        ("", 404, False, "http.404"),
+        ("", 400, False, "http.400"),
+        ("Your credit balance is too low to access the Anthropic API.", 400, False, "http.400.quota"),
+        ("", 407, False, "http.407"),
+    ],
+)
 def test_status_semantics_in_context(text: str, status: int, local: bool, row: str) -> None:
     got = [m for m in classify(text, status=status, local=local) if m.layer is Layer.STATUS]
     assert [m.signature.id for m in got] == [row]
@@ -193,8 +231,11 @@ def test_status_semantics_in_context(text: str, status: int, local: bool, row: s
 
 def test_a_local_server_5xx_is_never_capacity() -> None:
     for status in (500, 502, 503, 504, 529):
-        assert all(m.signature.cause is not Cause.CAPACITY for m in classify("", status=status, local=True)
-                   if m.layer is Layer.STATUS)
+        assert all(
+            m.signature.cause is not Cause.CAPACITY
+            for m in classify("", status=status, local=True)
+            if m.layer is Layer.STATUS
+        )
     # and the text itself can say the server is local
     top = best_match("POST http://127.0.0.1:11434/api/chat: 500 Internal Server Error", origin="log")
     assert top is not None and top.signature.id == "http.5xx.local"
@@ -236,8 +277,9 @@ def test_unless_vetoes_and_explains() -> None:
 def test_header_rows() -> None:
     m = classify("", status=429, headers={"x-ratelimit-remaining-requests": "0"})
     assert m and m[0].signature.id == "quota.headers_exhausted"
-    assert "quota.headers_exhausted" not in _ids(classify("", status=429,
-                                                         headers={"x-ratelimit-remaining-requests": "12"}))
+    assert "quota.headers_exhausted" not in _ids(
+        classify("", status=429, headers={"x-ratelimit-remaining-requests": "12"})
+    )
     assert classify("", status=529, headers={"x-should-retry": "true"})[0].signature.cause is Cause.CAPACITY
     assert "capacity.should_retry_529" not in _ids(classify("", status=500, headers={"x-should-retry": "true"}))
 
@@ -263,22 +305,35 @@ def test_excerpt_is_short_and_single_line() -> None:
     assert "Selected model is at capacity" in m.excerpt
 
 
-@pytest.mark.parametrize(("text", "want"), [
-    ('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
-     {"status": 529, "type": "overloaded_error", "message": "Overloaded"}),
-    ('data: {"type":"response.failed","response":{"error":{"code":"server_is_overloaded","message":"x"}}}',
-     {"code": "server_is_overloaded", "message": "x"}),
-    ("Error code: 429 - {'error': {'message': 'Provider returned error', 'code': 429}}",
-     {"status": 429, "message": "Provider returned error"}),
-    ('{"error":{"message":"Provider returned error","code":403,"metadata":{"raw":"{\\"error\\":{\\"code\\":'
-     '\\"unsupported_country_region_territory\\",\\"message\\":\\"Country not supported\\"}}"}}}',
-     {"status": 403, "code": "unsupported_country_region_territory", "message": "Country not supported"}),
-    ("unexpected status 403 Forbidden: <!DOCTYPE html>", {"status": 403}),
-    ('{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}',
-     {"status": 429, "type": "RESOURCE_EXHAUSTED"}),
-    ("exceeded retry limit, last status: 429 Too Many Requests", {"status": 429}),
-    ("nothing here", {"status": None, "code": None, "type": None, "message": None}),
-])
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        (
+            'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+            {"status": 529, "type": "overloaded_error", "message": "Overloaded"},
+        ),
+        (
+            'data: {"type":"response.failed","response":{"error":{"code":"server_is_overloaded","message":"x"}}}',
+            {"code": "server_is_overloaded", "message": "x"},
+        ),
+        (
+            "Error code: 429 - {'error': {'message': 'Provider returned error', 'code': 429}}",
+            {"status": 429, "message": "Provider returned error"},
+        ),
+        (
+            '{"error":{"message":"Provider returned error","code":403,"metadata":{"raw":"{\\"error\\":{\\"code\\":'
+            '\\"unsupported_country_region_territory\\",\\"message\\":\\"Country not supported\\"}}"}}}',
+            {"status": 403, "code": "unsupported_country_region_territory", "message": "Country not supported"},
+        ),
+        ("unexpected status 403 Forbidden: <!DOCTYPE html>", {"status": 403}),
+        (
+            '{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}',
+            {"status": 429, "type": "RESOURCE_EXHAUSTED"},
+        ),
+        ("exceeded retry limit, last status: 429 Too Many Requests", {"status": 429}),
+        ("nothing here", {"status": None, "code": None, "type": None, "message": None}),
+    ],
+)
 def test_extract_error(text: str, want: dict[str, object]) -> None:
     got = extract_error(text)
     for key, value in want.items():
@@ -299,12 +354,15 @@ def _agree(text: str) -> None:
     assert _ids(gated) == _ids(ungated), (text, _ids(ungated))
 
 
+EXAMPLES = int(os.environ.get("CAPDOCTOR_PROPERTY_EXAMPLES", "15"))
+"""Generated texts per pattern (raise it for a deeper one-off run: CAPDOCTOR_PROPERTY_EXAMPLES=200)."""
 PATTERNS = [(r.id, p) for r in TEXT_ROWS for p in r.phrases] + [
-    (f"spelling:{sp.id}", sp.pattern.replace("{s}", STATUS_GROUP)) for sp in engine().tables.spellings]
+    (f"spelling:{sp.id}", sp.pattern.replace("{s}", STATUS_GROUP)) for sp in engine().tables.spellings
+]
 
 
 @pytest.mark.parametrize(("row_id", "pattern"), PATTERNS, ids=[f"{i}-{n}" for n, (i, _) in enumerate(PATTERNS)])
-@settings(max_examples=int(__import__("os").environ.get("CAPDOCTOR_PROPERTY_EXAMPLES", "15")), deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_every_match_contains_a_prefilter_literal(row_id: str, pattern: str, data: st.DataObject) -> None:
     """Whatever a row (or status spelling) matches, one of its literals is in the text: evaluating only the
@@ -314,12 +372,61 @@ def test_every_match_contains_a_prefilter_literal(row_id: str, pattern: str, dat
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.sampled_from([
-    "Error", "error:", "HTTP", "status", "code", "429", "503", "404", "401", "{", "}", '"code":', '"status":',
-    "->", "rate limit", "overloaded", "quota", "account", "proxy", "daily", "model", "not found", "timeout",
-    "RateLimitError", "ECONNRESET", "UNAVAILABLE", "繁忙", "余额不足", "GET /x", "HTTP/1.1\"", "Too Many Requests",
-    "connection", "refused", "invalid", "key", "token", "out of memory", "CUDA", "(", ")", ":", " ", "\n",
-]), max_size=14).map(" ".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Error",
+                "error:",
+                "HTTP",
+                "status",
+                "code",
+                "429",
+                "503",
+                "404",
+                "401",
+                "{",
+                "}",
+                '"code":',
+                '"status":',
+                "->",
+                "rate limit",
+                "overloaded",
+                "quota",
+                "account",
+                "proxy",
+                "daily",
+                "model",
+                "not found",
+                "timeout",
+                "RateLimitError",
+                "ECONNRESET",
+                "UNAVAILABLE",
+                "繁忙",
+                "余额不足",
+                "GET /x",
+                'HTTP/1.1"',
+                "Too Many Requests",
+                "connection",
+                "refused",
+                "invalid",
+                "key",
+                "token",
+                "out of memory",
+                "CUDA",
+                "(",
+                ")",
+                ":",
+                " ",
+                "\n",
+                "\\u7e41\\u5fd9",
+                "\\u4f59\\u989d\\u4e0d\\u8db3",
+                "\\u6a21\\u578b\\u4e0d\\u5b58\\u5728",
+            ]
+        ),
+        max_size=14,
+    ).map(" ".join)
+)
 def test_generated_lines_are_candidates_whenever_the_engine_judges_them(text: str) -> None:
     """The scanner's prefilter, built from the engine's literals, selects every line the engine judges."""
     from capdoctor.logscan.engine import build_prefilter

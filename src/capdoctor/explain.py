@@ -52,8 +52,13 @@ class Evidence:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of one `evidence[]` entry."""
-        return {"signature": self.signature, "cause": self.cause, "layer": self.layer, "strength": self.strength,
-                "excerpt": self.excerpt}
+        return {
+            "signature": self.signature,
+            "cause": self.cause,
+            "layer": self.layer,
+            "strength": self.strength,
+            "excerpt": self.excerpt,
+        }
 
 
 @dataclass(frozen=True)
@@ -73,8 +78,9 @@ def explain(text: str, now: datetime | None = None) -> Explanation:
     from capdoctor.signatures import by_id
     from capdoctor.verdict import decide
 
-    result = scan_bytes(text.encode("utf-8", "replace"), name="<text>",
-                        options=ScanOptions(now=now or datetime.now(timezone.utc)))
+    result = scan_bytes(
+        text.encode("utf-8", "replace"), name="<text>", options=ScanOptions(now=now or datetime.now(timezone.utc))
+    )
     check = logs_result(result, analyse(result.events), stage=ExplainStage())
     verdict = decide([check])
     strengths = {f.data.get("signature"): f.strength for f in check.findings if "count" in f.data}
@@ -82,9 +88,17 @@ def explain(text: str, now: datetime | None = None) -> Explanation:
     evidence = []
     for stat in sorted(result.stats.values(), key=lambda s: (-_rank(strengths.get(s.signature)), -s.count)):
         row = rows[stat.signature]
-        evidence.append(Evidence(row.id, row.cause.value, row.layer.value,
-                                 (strengths.get(stat.signature) or row.strength).value,
-                                 redact_text(stat.excerpt or stat.example), row.title, stat.count))
+        evidence.append(
+            Evidence(
+                row.id,
+                row.cause.value,
+                row.layer.value,
+                (strengths.get(stat.signature) or row.strength).value,
+                redact_text(stat.excerpt or stat.example),
+                row.title,
+                stat.count,
+            )
+        )
     if verdict.cause == NONE:
         verdict = Verdict(NONE, verdict.confidence, NONE_SUMMARY, verdict.ranking, (), NONE_STEPS)
     return Explanation(verdict, tuple(evidence))
@@ -103,8 +117,12 @@ def to_json(expl: Explanation, version: str) -> dict[str, Any]:
     doc = {
         "schema": SCHEMA,
         "version": version,
-        "verdict": {"cause": v.cause, "confidence": round(v.confidence, 3), "summary": v.summary,
-                    "next_steps": [s.to_dict() for s in v.next_steps]},
+        "verdict": {
+            "cause": v.cause,
+            "confidence": round(v.confidence, 3),
+            "summary": v.summary,
+            "next_steps": [s.to_dict() for s in v.next_steps],
+        },
         "evidence": [e.to_dict() for e in expl.evidence],
     }
     redacted: dict[str, Any] = redact(doc)
@@ -125,8 +143,10 @@ def read_text(args: Sequence[str], stdin: TextIO, stdin_is_tty: bool) -> str:
         text = " ".join(args)
         where = "the arguments"
     if len(text.encode("utf-8", "replace")) > MAX_TEXT_BYTES:
-        raise UsageError(f"the text on {where} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB: scan it "
-                         "with `capdoctor logs FILE` instead")
+        raise UsageError(
+            f"the text on {where} is larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB: scan it "
+            "with `capdoctor logs FILE` instead"
+        )
     if not text.strip():
         raise UsageError(f"the text on {where} is empty")
     return text

@@ -16,8 +16,21 @@ from typing import Any
 from capdoctor.classifier.engine import Engine, Match
 from capdoctor.classifier.tables import MEMORY_KINDS, ORIGINS, SPECIFICITY, STRENGTH_RANK, Layer, Signature
 
-__all__ = ["MEMORY_KINDS", "ORIGINS", "SPECIFICITY", "STRENGTH_RANK", "Layer", "Match", "Signature", "best_match", "by_id",
-           "classify", "engine", "extract_error", "rows"]
+__all__ = [
+    "MEMORY_KINDS",
+    "ORIGINS",
+    "SPECIFICITY",
+    "STRENGTH_RANK",
+    "Layer",
+    "Match",
+    "Signature",
+    "best_match",
+    "by_id",
+    "classify",
+    "engine",
+    "extract_error",
+    "rows",
+]
 
 
 def engine() -> Engine:
@@ -37,14 +50,26 @@ def by_id() -> Mapping[str, Signature]:
     return engine().by_id
 
 
-def classify(text: str, *, status: int | None = None, headers: Mapping[str, str] | None = None,
-             origin: str = "body", local: bool | None = None) -> list[Match]:
+def classify(
+    text: str,
+    *,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    origin: str = "body",
+    local: bool | None = None,
+) -> list[Match]:
     """Every row that matches `text`, best first; [] when none does (see `Engine.classify`)."""
     return engine().classify(text, status=status, headers=headers, origin=origin, local=local)
 
 
-def best_match(text: str, *, status: int | None = None, headers: Mapping[str, str] | None = None,
-               origin: str = "body", local: bool | None = None) -> Match | None:
+def best_match(
+    text: str,
+    *,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    origin: str = "body",
+    local: bool | None = None,
+) -> Match | None:
     """The single best match for `text` (see `classify`), or None."""
     found = classify(text, status=status, headers=headers, origin=origin, local=local)
     return found[0] if found else None
@@ -55,4 +80,3 @@ def extract_error(text: str) -> dict[str, Any]:
     from capdoctor.classifier.structure import extract_error as _extract
 
     return _extract(text, engine().reader)
-

@@ -127,6 +127,29 @@ def _excerpt(text: str, start: int, end: int) -> str:
     return " ".join(text[lo:hi].split())[:EXCERPT_CHARS]
 
 
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def unescape(text: str) -> str:
+    """`text` with JSON `\\uXXXX` escapes decoded (bodies serialised with ASCII escapes hide their words)."""
+    if "\\u" not in text:
+        return text
+    decoded = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
+    return decoded.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def escaped(literal: str) -> str:
+    """The form a literal takes in a body serialised with ASCII escapes (`繁忙` -> `\\u7e41\\u5fd9`), or ""."""
+    if literal.isascii():
+        return ""
+    return "".join(ch if ch.isascii() else "".join(f"\\u{u:04x}" for u in _utf16(ch)) for ch in literal)
+
+
+def _utf16(ch: str) -> list[int]:
+    data = ch.encode("utf-16-be")
+    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
+
+
 def header_error_text(headers: Mapping[str, str] | None) -> str:
     """The JSON error some backends put in a header (Codex: base64 `x-error-json`), as extra text to read."""
     for name, value in (headers or {}).items():
@@ -166,13 +189,17 @@ class Engine:
         for i, sp in enumerate(data.spellings):
             for lit in sp.literals:
                 units.setdefault(lit, []).append(("spelling", i))
+        for lit in list(units):  # a body with ASCII escapes carries the escaped form of non-ASCII words
+            if escaped(lit):
+                units.setdefault(escaped(lit), []).extend(units[lit])
         units.pop("", None)
         self._literals: tuple[str, ...] = tuple(units)
         self._units: tuple[tuple[tuple[str, int], ...], ...] = tuple(tuple(dict.fromkeys(u)) for u in units.values())
         index = {lit: i for i, lit in enumerate(self._literals)}
         # every literal that is a prefix of another: found at the same position as the longer one
         self._prefixes = tuple(
-            tuple(index[lit[:k]] for k in range(1, len(lit) + 1) if lit[:k] in index) for lit in self._literals)
+            tuple(index[lit[:k]] for k in range(1, len(lit) + 1) if lit[:k] in index) for lit in self._literals
+        )
         self._index = index
         self._finder = re.compile("(?=(" + trie_pattern(self._literals) + "))")
 
@@ -201,8 +228,15 @@ class Engine:
         return frozenset(found)
 
     # ------------------------------------------------------------------------------------ classification
-    def classify(self, text: str, *, status: int | None = None, headers: Mapping[str, str] | None = None,
-                 origin: str = "body", local: bool | None = None) -> list[Match]:
+    def classify(
+        self,
+        text: str,
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        origin: str = "body",
+        local: bool | None = None,
+    ) -> list[Match]:
         """Every row that matches `text`, best first (strongest, then most specific layer); [] when none.
 
         `status` is the HTTP status when the caller knows it (a probe); otherwise the text's own is read
@@ -211,12 +245,21 @@ class Engine:
         came from a local model server (None: judged from the text, e.g. a loopback address or `ollama`).
         """
         text = text + header_error_text(headers)
-        return self.classify_candidates(text, self.literal_ids(text), status=status, headers=headers,
-                                        origin=origin, local=local)
+        return self.classify_candidates(
+            text, self.literal_ids(text), status=status, headers=headers, origin=origin, local=local
+        )
 
-    def classify_candidates(self, text: str, ids: Collection[int], *, status: int | None = None,
-                            headers: Mapping[str, str] | None = None, origin: str = "log",
-                            local: bool | None = None, gated: bool = True) -> list[Match]:
+    def classify_candidates(
+        self,
+        text: str,
+        ids: Collection[int],
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        origin: str = "log",
+        local: bool | None = None,
+        gated: bool = True,
+    ) -> list[Match]:
         """Like `classify`, evaluating only what the literal ids `ids` can trigger (the prefilter's hits).
 
         `gated=False` evaluates every row and spelling whatever `ids` says: only tests use it, to prove that
@@ -224,6 +267,7 @@ class Engine:
         """
         if origin not in ORIGINS:
             raise ValueError(f"unknown origin {origin!r} (one of {', '.join(ORIGINS)})")
+        text = unescape(text)
         rows: set[int] = set()
         names: set[int] = set()
         spellings: set[int] = set()
@@ -256,8 +300,9 @@ class Engine:
         sig = m.signature
         return (-STRENGTH_RANK[sig.strength], -SPECIFICITY[sig.layer], -m.score, self._order[sig.id])
 
-    def _status(self, text: str, status: int | None, spellings: Collection[int],
-                names: Collection[int]) -> StatusHit | None:
+    def _status(
+        self, text: str, status: int | None, spellings: Collection[int], names: Collection[int]
+    ) -> StatusHit | None:
         """The error status to judge: the caller's (when it is an error), else the text's spelled one, else
         the one an exception or status name stands for."""
         if status is not None and status >= 400:
@@ -272,8 +317,9 @@ class Engine:
                 return StatusHit(name.status, f"name:{name.id}", m.start(), m.end())
         return None
 
-    def _status_match(self, hit: StatusHit, text: str, found: Sequence[Match], local: bool,
-                      from_caller: bool) -> Match | None:
+    def _status_match(
+        self, hit: StatusHit, text: str, found: Sequence[Match], local: bool, from_caller: bool
+    ) -> Match | None:
         """What the status means here: the outcome backing the strongest compatible cause the words named,
         else the first unconditional outcome that fits the context."""
         rule = self._rules.get(hit.status)
@@ -286,8 +332,9 @@ class Engine:
                 words[m.signature.cause] = max(words.get(m.signature.cause, (0, 0)), rank)
 
         def fits(o: Outcome) -> bool:
-            return ((o.local is None or o.local == local)
-                    and (o.text is None or re.search(o.text, text, re.IGNORECASE) is not None))
+            return (o.local is None or o.local == local) and (
+                o.text is None or re.search(o.text, text, re.IGNORECASE) is not None
+            )
 
         backing = [o for o in rule.outcomes if o.words and o.row.cause in words and fits(o)]
         if backing:
@@ -299,8 +346,9 @@ class Engine:
         excerpt = f"HTTP {hit.status}" if from_caller or hit.start < 0 else _excerpt(text, hit.start, hit.end)
         return Match(chosen.row, SCORE_STATUS, excerpt)
 
-    def _match_row(self, c: _Row, text: str, status: int | None, fit: int | None,
-                   headers: Mapping[str, str] | None, origin: str) -> Match | None:
+    def _match_row(
+        self, c: _Row, text: str, status: int | None, fit: int | None, headers: Mapping[str, str] | None, origin: str
+    ) -> Match | None:
         """Score one compiled row against one text, or None when it does not match; `status` is the
         caller's (rows strict about their status need it), `fit` the status judged (it adds to rows listing it)."""
         sig = c.sig
@@ -331,10 +379,7 @@ class Engine:
             return None
         if fit is not None and fit in sig.statuses:
             score += SCORE_STATUS_FIT
-        if span is None:
-            excerpt = "headers: " + ", ".join(n for n, _ in c.header_re)
-        else:
-            excerpt = _excerpt(text, *span)
+        excerpt = "headers: " + ", ".join(n for n, _ in c.header_re) if span is None else _excerpt(text, *span)
         return Match(sig, score, excerpt)
 
 

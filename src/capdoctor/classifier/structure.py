@@ -77,8 +77,11 @@ class StatusReader:
 
 # ------------------------------------------------------------------------------------------ error fields
 _FIELD_RES = {
-    key: re.compile(rf"\\*[\"']{key}\\*[\"']\s*:\s*(?:\\*[\"'](?P<v>[^\"'\\\n]{{0,300}})\\*[\"']|"
-                    rf"(?P<n>-?\d+|null|None))", re.IGNORECASE)
+    key: re.compile(
+        rf"\\*[\"']{key}\\*[\"']\s*:\s*(?:\\*[\"'](?P<v>[^\"'\\\n]{{0,300}})\\*[\"']|"
+        rf"(?P<n>-?\d+|null|None))",
+        re.IGNORECASE,
+    )
     for key in ("code", "type", "message", "status")
 }
 _MAX_JSON_TRIES = 12
@@ -122,7 +125,7 @@ def _repr_dict(text: str) -> Any:
         depth -= ch == "}"
         if depth == 0:
             try:
-                return ast.literal_eval(text[idx:end + 1])
+                return ast.literal_eval(text[idx : end + 1])
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 return None
     return None

@@ -33,8 +33,7 @@ ORIGINS = ("body", "stream", "log", "exception")
 MEMORY_KINDS = ("ram", "vram", "kv-cache")
 """What ran out, for hardware rows that say: system RAM, GPU memory, or the GPU memory left for the KV cache."""
 
-STRENGTH_RANK = {Strength.STRONG: 3, Strength.MODERATE: 2, Strength.WEAK: 1, Strength.CONTEXT: 0,
-                 Strength.AGAINST: 0}
+STRENGTH_RANK = {Strength.STRONG: 3, Strength.MODERATE: 2, Strength.WEAK: 1, Strength.CONTEXT: 0, Strength.AGAINST: 0}
 
 FILES = ("structure.toml", "providers.toml", "phrases.toml", "statuses.toml")
 
@@ -181,10 +180,15 @@ def reason_spellings(codes: Mapping[str, Sequence[str]]) -> list[Spelling]:
             raise ValueError(f"reason: {code!r} is not an HTTP status")
         for phrase in phrases:
             words = re.escape(str(phrase).lower())
-            out.append(Spelling(f"reason-{code}", rf"(?<![\d.])(?P<s>{code}) {words}",
-                                (f"{code} {phrase}".lower(),), not_after_request=True))
-            out.append(Spelling(f"reason-{code}-after", rf"{words} \((?P<s>{code})\)",
-                                (f"{phrase} ({code}".lower(),)))
+            out.append(
+                Spelling(
+                    f"reason-{code}",
+                    rf"(?<![\d.])(?P<s>{code}) {words}",
+                    (f"{code} {phrase}".lower(),),
+                    not_after_request=True,
+                )
+            )
+            out.append(Spelling(f"reason-{code}-after", rf"{words} \((?P<s>{code})\)", (f"{phrase} ({code}".lower(),)))
     return out
 
 
@@ -255,11 +259,9 @@ def _checked(kind: str, rows: Iterable[Mapping[str, Any]], build: Any) -> list[A
 
 
 def _read(name: str, texts: Mapping[str, str] | None) -> dict[str, Any]:
-    if texts is not None and name in texts:
-        return tomllib.loads(texts[name])
     if texts is not None:
-        return {}
-    return tomllib.loads(resources.files("capdoctor.classifier").joinpath(name).read_text("utf-8"))
+        return dict(tomllib.loads(texts[name])) if name in texts else {}
+    return dict(tomllib.loads(resources.files("capdoctor.classifier").joinpath(name).read_text("utf-8")))
 
 
 def load(texts: Mapping[str, str] | None = None) -> Tables:
@@ -271,8 +273,11 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
 
     rows: list[Signature] = []
     rows += _checked("structure.toml", structure.get("name", ()), lambda r: _row(r, Layer.STRUCTURE))
-    status_names = _checked("structure.toml", structure.get("status_name", ()), lambda r: StatusName(
-        str(r["id"]), _strs(r, "names"), int(r["status"]), str(r["source"]), _strs(r, "examples")))
+    status_names = _checked(
+        "structure.toml",
+        structure.get("status_name", ()),
+        lambda r: StatusName(str(r["id"]), _strs(r, "names"), int(r["status"]), str(r["source"]), _strs(r, "examples")),
+    )
     rows += _checked("providers.toml", providers.get("signature", ()), lambda r: _row(r, Layer.PROVIDER))
     families: Mapping[str, Any] = phrases.get("families", {})
 
@@ -285,17 +290,31 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
     rows += _checked("phrases.toml", phrases.get("phrase", ()), phrase_row)
 
     placeholders = {k: [str(x) for x in v] for k, v in statuses.get("placeholders", {}).items()}
-    spellings = _checked("statuses.toml", statuses.get("spelling", ()), lambda r: Spelling(
-        str(r["id"]), str(r["pattern"]),
-        tuple(dict.fromkeys(x.lower() for lit in _strs(r, "literals") for x in expand(lit, placeholders))),
-        bool(r.get("needs_error_word", False)), bool(r.get("not_after_request", False)), _strs(r, "examples")))
+    spellings = _checked(
+        "statuses.toml",
+        statuses.get("spelling", ()),
+        lambda r: Spelling(
+            str(r["id"]),
+            str(r["pattern"]),
+            tuple(dict.fromkeys(x.lower() for lit in _strs(r, "literals") for x in expand(lit, placeholders))),
+            bool(r.get("needs_error_word", False)),
+            bool(r.get("not_after_request", False)),
+            _strs(r, "examples"),
+        ),
+    )
     for reason in statuses.get("reason", ()):
         spellings += reason_spellings(reason.get("codes", {}))
     rules: list[StatusRule] = []
     for rule in statuses.get("status", ()):
+
         def outcome(o: Mapping[str, Any], rule: Mapping[str, Any] = rule) -> Outcome:
-            base = {"title": rule.get("title"), "source": rule.get("source"), "retryable": rule.get("retryable"),
-                    "remedy": rule.get("remedy"), "statuses": rule.get("statuses", ())}
+            base = {
+                "title": rule.get("title"),
+                "source": rule.get("source"),
+                "retryable": rule.get("retryable"),
+                "remedy": rule.get("remedy"),
+                "statuses": rule.get("statuses", ()),
+            }
             sig = _row({k: v for k, v in o.items() if k not in ("words", "local", "text")}, Layer.STATUS, base)
             return Outcome(sig, bool(o.get("words", False)), o.get("local"), o.get("text"))
 
@@ -317,9 +336,16 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
             if status in covered:
                 raise ValueError(f"status {status} is in both {covered[status]} and {rule.id}")
             covered[status] = rule.id
-    return Tables(tuple(rows), tuple(status_names), tuple(spellings), tuple(rules),
-                  str(statuses.get("error_words", "")), str(statuses.get("access_line", "")),
-                  str(statuses.get("local_hints", "")), by_id)
+    return Tables(
+        tuple(rows),
+        tuple(status_names),
+        tuple(spellings),
+        tuple(rules),
+        str(statuses.get("error_words", "")),
+        str(statuses.get("access_line", "")),
+        str(statuses.get("local_hints", "")),
+        by_id,
+    )
 
 
 @lru_cache(maxsize=1)

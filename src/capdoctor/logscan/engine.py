@@ -3,7 +3,8 @@
 Contract: `build_prefilter()` returns an object whose `ends(buf)` lists the end offsets of every literal
 occurrence in a bytes buffer (case-insensitive for ASCII). It uses hyperscan (block mode, SINGLEMATCH off,
 so every occurrence is reported) when the module imports, else a pure-Python fallback: one lower-casing
-pass, then one trie-shaped regex of the escaped literals (the classification engine's trie builder). Only candidate lines found here are decoded
+pass, then one trie-shaped regex of the escaped literals (the classification engine's trie
+builder). Only candidate lines found here are decoded
 and confirmed by the signature regexes; this module never decodes text or classifies anything.
 Heavy imports (hyperscan) happen inside `build_prefilter`, never at import time.
 """

@@ -23,8 +23,10 @@ def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False) -> None:
     if evidence:
         console.print("\n[bold]Evidence[/bold] (layer · strength · row: the words that decided)")
         for e in evidence[: None if verbose else 8]:
-            console.print(f"  {escape(e['layer'])} · {escape(e['strength'])} · {escape(e['signature'])} "
-                          f"→ {escape(e['cause'])}: [dim]{escape(e['excerpt'])}[/dim]")
+            console.print(
+                f"  {escape(e['layer'])} · {escape(e['strength'])} · {escape(e['signature'])} "
+                f"→ {escape(e['cause'])}: [dim]{escape(e['excerpt'])}[/dim]"
+            )
     if v["next_steps"]:
         console.print("\n[bold]Next steps[/bold]")
         for i, step in enumerate(v["next_steps"], 1):
