@@ -46,10 +46,10 @@ def parse_size(text: str) -> int:
 
 def error_lines() -> list[str]:
     """One line per example of every signature row: the errors a real log would contain."""
-    from capdoctor.signatures import SIGNATURES
+    from capdoctor.signatures import rows
 
     out = []
-    for sig in SIGNATURES:
+    for sig in rows():
         for ex in sig.examples:
             out.append(" ".join(ex.split()))
     return out
