@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from logscan import NORMAL  # noqa: E402
+from logscan import NORMAL
 
 ORDINARY = (
     '{ip} - - [30/Nov/2026:10:{m:02d}:00 +0000] "GET /static/app.{n}.js HTTP/1.1" 404 153 "-" "Mozilla/5.0"\n',
@@ -44,9 +44,15 @@ def lines(n: int, seed: int = 11) -> list[str]:
     pool = NORMAL + ORDINARY
     out = []
     for i in range(n):
-        out.append(rng.choice(pool).format(ts="2026-11-30T10:00:00Z", ms=rng.randrange(5, 9000),
-                                           n=rng.randrange(1, 99999), m=i % 60,
-                                           ip=f"10.0.{rng.randrange(255)}.{rng.randrange(255)}"))
+        out.append(
+            rng.choice(pool).format(
+                ts="2026-11-30T10:00:00Z",
+                ms=rng.randrange(5, 9000),
+                n=rng.randrange(1, 99999),
+                m=i % 60,
+                ip=f"10.0.{rng.randrange(255)}.{rng.randrange(255)}",
+            )
+        )
     return out
 
 
@@ -56,8 +62,9 @@ def base_literals(ref: str) -> list[str]:
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
-    text = subprocess.run(["git", "show", f"{ref}:src/capdoctor/signatures.toml"], capture_output=True,
-                          text=True, check=True).stdout
+    text = subprocess.run(
+        ["git", "show", f"{ref}:src/capdoctor/signatures.toml"], capture_output=True, text=True, check=True
+    ).stdout
     rows = tomllib.loads(text)["signature"]
     return sorted({str(x).lower() for r in rows for x in (*r.get("literals", ()), *r.get("codes", ()))})
 
@@ -76,14 +83,18 @@ def main() -> int:
     t0 = time.perf_counter()
     judged = sum(bool(eng.classify(ln, origin="log")) for ln in candidates)
     per = (time.perf_counter() - t0) / max(1, len(candidates)) * 1e6
-    print(f"engine: {len(lits)} literals; {len(candidates)}/{len(sample)} ordinary lines are candidates "
-          f"({len(candidates) / len(sample):.1%}); judged as errors: {judged}; {per:.0f} µs per candidate "
-          "(literal search + classification)")
+    print(
+        f"engine: {len(lits)} literals; {len(candidates)}/{len(sample)} ordinary lines are candidates "
+        f"({len(candidates) / len(sample):.1%}); judged as errors: {judged}; {per:.0f} µs per candidate "
+        "(literal search + classification)"
+    )
     if args.base:
         old = base_literals(args.base)
         hits = sum(any(lit in ln.lower() for lit in old) for ln in sample)
-        print(f"{args.base}: {len(old)} literals; {hits}/{len(sample)} ordinary lines are candidates "
-              f"({hits / len(sample):.1%})")
+        print(
+            f"{args.base}: {len(old)} literals; {hits}/{len(sample)} ordinary lines are candidates "
+            f"({hits / len(sample):.1%})"
+        )
     return 0
 
 

@@ -177,6 +177,9 @@ class Engine:
         self.reader = StatusReader(data.spellings, data.error_words, data.access_line)
         self._local = re.compile(data.local_hints, re.IGNORECASE) if data.local_hints else None
         self._rules: dict[int, StatusRule] = {s: rule for rule in data.rules for s in rule.statuses}
+        self._outcome_text = {
+            o.text: re.compile(o.text, re.IGNORECASE) for rule in data.rules for o in rule.outcomes if o.text
+        }
 
         # The literal table: each literal -> the units (text rows, status names, spellings) it can trigger.
         units: dict[str, list[tuple[str, int]]] = {}
@@ -333,7 +336,7 @@ class Engine:
 
         def fits(o: Outcome) -> bool:
             return (o.local is None or o.local == local) and (
-                o.text is None or re.search(o.text, text, re.IGNORECASE) is not None
+                o.text is None or self._outcome_text[o.text].search(text) is not None
             )
 
         backing = [o for o in rule.outcomes if o.words and o.row.cause in words and fits(o)]
