@@ -79,6 +79,7 @@ def test_generic_wording_gets_the_right_cause(
             "--alt-model",
             alt,
             cwd=tmp_path,
+            env={"OPENAI_API_KEY": "sk-test-FAKEKEY-generic-0001"},
             timeout=60,
         )
     report = json.loads(proc.stdout)
