@@ -46,10 +46,10 @@ def parse_size(text: str) -> int:
 
 def error_lines() -> list[str]:
     """One line per example of every signature row: the errors a real log would contain."""
-    from capdoctor.signatures import SIGNATURES
+    from capdoctor.signatures import rows
 
     out = []
-    for sig in SIGNATURES:
+    for sig in rows():
         for ex in sig.examples:
             out.append(" ".join(ex.split()))
     return out
@@ -143,10 +143,10 @@ def main() -> None:
         real = path.stat().st_size
         print(f"generated {real / 1e6:.0f} MB, {lines} lines, {errs} error lines "
               f"({len(error_lines())} signature examples) in {time.perf_counter() - t0:.1f} s")
-        from capdoctor.signatures import all_literals
+        from capdoctor.signatures import engine as classifier
 
         lits = tmpdir / "literals.txt"
-        lits.write_text("\n".join(all_literals()) + "\n", encoding="utf-8")
+        lits.write_text("\n".join(classifier().literals()) + "\n", encoding="utf-8")
         # Warm the page cache so every tool reads from memory, then measure in the same run.
         with open(path, "rb") as fh:
             while fh.read(1 << 24):

@@ -38,7 +38,6 @@ UNSEEN: list[tuple[str, str]] = [
     ("Your account has been suspended for violating the usage policies.", "account"),
     ('{"error":{"code":"account_deactivated","message":"deactivated"}}', "account"),
     ("该账号被封禁，请联系客服", "account"),
-    ("It fails only on this account; my colleague's other account works fine on the same laptop", "account"),
     # Anthropic's 403 region/egress refusal, through other wrappers
     ("anthropic.PermissionDeniedError: Error code: 403 - {'type': 'error', 'error': {'type': 'forbidden', "
      "'message': 'Request not allowed'}}", "account"),

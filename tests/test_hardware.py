@@ -232,10 +232,10 @@ def test_memory_error_covers_the_old_markers(text: str) -> None:
 
 
 def test_memory_error_comes_from_the_one_table() -> None:
-    from capdoctor.signatures import BY_ID
+    from capdoctor.signatures import by_id
 
     match = memory_error("HTTP 500: model requires more system memory (39.4 GiB) than is available (30.0 GiB)")
-    assert match is not None and match.signature is BY_ID[match.signature.id]  # a table row, not a private one
+    assert match is not None and match.signature is by_id()[match.signature.id]  # a table row, not a private one
     assert match.signature.id == "local.system_memory" and match.signature.memory == "ram"
 
 

@@ -72,7 +72,7 @@ LAYOUTS = {
     "codex": (_codex_home, "codex.selected_model_at_capacity", Cause.CAPACITY),
     "claude-code": (_claude_home, "anthropic.credit_balance_low", Cause.QUOTA),
     "gemini-cli": (_gemini_home, "gemini.quota_exceeded", Cause.QUOTA),
-    "copilot-cli": (_copilot_home, "net.tls_interception", Cause.NETWORK),
+    "copilot-cli": (_copilot_home, "phrase.tls.en", Cause.NETWORK),
     "ollama": (_ollama_home, "local.gpu_oom", Cause.HARDWARE),
 }
 
@@ -201,7 +201,7 @@ def test_terminal_view_shows_histogram(tmp_path: Path) -> None:
     out = io.StringIO()
     code = logs_command([str(tmp_path / "a.log")], False, "all", True, out, io.StringIO())
     text = out.getvalue()
-    assert "Verdict from the logs: capacity" in text and "capacity.overloaded_family" in text
+    assert "Verdict from the logs: capacity" in text and "phrase.overloaded.en" in text
     hist = text.splitlines()
     label = next(i for i, ln in enumerate(hist) if ln.startswith("00 01 02"))
     bars = hist[label - 1]
@@ -231,3 +231,18 @@ def test_discovery_can_be_turned_off(tmp_path: Path) -> None:
     result = LogsCheck().run(ctx)
     assert result.status.value == "skip" and "discovery is off" in result.summary
     assert LogsCheck().run(Context(env={}, home=tmp_path, cwd=tmp_path)).status.value != "skip"
+
+
+def test_a_named_file_is_read_whole_and_since_applies_when_given(tmp_path: Path) -> None:
+    """The default window bounds discovered logs only: what the user names is read whole (unless --since)."""
+    log = _write(tmp_path / "old.log", "2025-01-05T09:00:00Z ERROR Selected model is at capacity.\n"
+                                       "2026-11-29T09:00:00Z ERROR You exceeded your current quota\n", age_days=300)
+    whole = run_logs([str(log)], since=None, env={}, home=tmp_path, platform="linux", now=NOW)
+    assert whole.doc["since"] is None and whole.doc["older_than_since"] == 0
+    assert sum(m["count"] for m in whole.doc["matches"]) == 2
+    window = run_logs([str(log)], since="7d", env={}, home=tmp_path, platform="linux", now=NOW)
+    assert window.doc["since"] is not None and window.doc["older_than_since"] == 1
+    home = tmp_path / "home"  # the same lines in a discovered log: the 7-day default applies
+    _write(home / ".codex/log/codex-tui.log", log.read_text(encoding="utf-8"))
+    found = run_logs([], since=None, env={}, home=home, platform="linux", now=NOW)
+    assert found.doc["since"] is not None and found.doc["older_than_since"] == 1

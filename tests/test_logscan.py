@@ -16,7 +16,7 @@ from capdoctor.logscan import scanner, sources
 from capdoctor.logscan.engine import build_prefilter
 from capdoctor.logscan.scanner import ScanOptions, scan, scan_bytes
 from capdoctor.logscan.timestamps import parse_since, parse_timestamp
-from capdoctor.signatures import all_literals
+from capdoctor.signatures import engine as classifier
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 OVERLOADED = ('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},'
@@ -115,7 +115,7 @@ def test_bad_inputs_are_skipped_with_reasons(tmp_path: Path) -> None:
     assert "zstd" in (reasons["broken.zst"] or "")
     assert "binary" in (reasons["image.bin"] or "")
     assert res.stats["openai.insufficient_quota"].count == 1
-    assert res.stats["net.connection_refused"].count == 1
+    assert res.stats["phrase.connection.en"].count == 1
 
 
 def test_missing_and_unreadable_paths(tmp_path: Path) -> None:
@@ -200,8 +200,8 @@ def test_python_engine_agrees_with_hyperscan() -> None:
     pytest.importorskip("hyperscan")
     data = _log(200, [("2026-11-29T09:00:00Z", t) for t in (OVERLOADED, QUOTA, "由于目标计算机积极拒绝，无法连接。",
                                                             "CUDA out of memory", "ECONNRESET")])
-    hs = build_prefilter(all_literals())
-    py = build_prefilter(all_literals(), prefer="python")
+    hs = build_prefilter(classifier().literals())
+    py = build_prefilter(classifier().literals(), prefer="python")
     assert hs.name == "hyperscan" and py.name == "python-re"
 
     def lines(ends: list[int]) -> set[int]:

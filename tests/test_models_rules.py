@@ -474,11 +474,10 @@ CASES = [
         summary="model list: HTTP 500",
     ),
     Case(
-        "the rules read the list's match and never classify: without one, the status fallback is weak",
+        "the rules read the list's match and never classify: without one, no cause is invented",
         lambda: evidence(listing=listing_err(AUTH), model="gpt-5.5", no_inference=True, listing_match=None),
-        Status.WARN,
-        has=(ACC_WEAK,),
-        lacks=(ACC_MOD,),
+        Status.PASS,
+        lacks=(ACC_WEAK, ACC_MOD),
     ),
     Case(
         "--no-inference: list endpoint missing (404) → nothing to say",
@@ -617,19 +616,37 @@ def test_attempt_cause_is_the_signatures(ex: Exchange, cause: Cause) -> None:
         (conn("reset"), Cause.NETWORK),
         (html(), Cause.NETWORK),
         (cut(), Cause.NETWORK),
-        (listing_raw("http_error", 502), Cause.CAPACITY),
-        (listing_raw("http_error", 402), Cause.QUOTA),
-        (listing_raw("http_error", 429), Cause.QUOTA),
-        (listing_raw("http_error", 401), Cause.ACCOUNT),
-        (listing_raw("http_error", 403), Cause.ACCOUNT),
-        (listing_raw("http_error", 400), Cause.CLIENT),
-        (listing_raw("http_error", 404), Cause.CLIENT),
         (listing_raw("http_error", 418), None),
         (undecided(), None),
     ],
 )
-def test_attempt_cause_without_a_signature_falls_back(ex: Exchange, cause: Cause | None) -> None:
+def test_attempt_cause_without_a_match(ex: Exchange, cause: Cause | None) -> None:
     assert attempt_cause(Attempt(ex, None)) is cause
+
+
+@pytest.mark.parametrize(
+    ("status", "local", "cause"),
+    [
+        (502, False, Cause.CAPACITY),
+        (503, False, Cause.CAPACITY),
+        (500, True, Cause.HARDWARE),  # a local server's 5xx is never the provider's capacity
+        (503, True, Cause.HARDWARE),
+        (402, False, Cause.QUOTA),
+        (429, False, Cause.QUOTA),
+        (401, False, Cause.ACCOUNT),
+        (403, False, Cause.ACCOUNT),
+        (400, False, Cause.CLIENT),
+        (404, False, Cause.CLIENT),
+        (407, False, Cause.NETWORK),
+        (418, False, None),
+    ],
+)
+def test_a_bare_status_is_read_by_the_engine_in_context(status: int, local: bool, cause: Cause | None) -> None:
+    ex = listing_raw("http_error", status, "")
+    match = classify_exchange(ex, local)
+    assert attempt_cause(Attempt(ex, match)) is cause
+    if match is not None:
+        assert match.layer.value == "status"
 
 
 def test_key_level() -> None:

@@ -329,6 +329,26 @@ def history_cmd(db: DbOpt = None, since: Since = None, json_out: JsonOut = False
     raise typer.Exit(history_command(db, since, json_out, sys.stdout))
 
 
+@app.command("explain")
+def explain_cmd(text: Annotated[list[str] | None, typer.Argument(
+                    metavar="[TEXT]...", help="The error text (quote it); - or none with a pipe: read stdin.")] = None,
+                json_out: JsonOut = False, verbose: Verbose = False) -> None:
+    """Name the cause of an error text you paste: the words that decided, how sure, and what to do."""
+    from capdoctor import exitcodes
+    from capdoctor.explain import explain, read_text, to_json
+
+    doc = to_json(explain(read_text(text or [], sys.stdin, sys.stdin.isatty())), __version__)
+    if json_out:
+        import json
+
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        from capdoctor.render.explain import render
+
+        render(doc, sys.stdout, verbose=verbose)
+    raise typer.Exit(int(exitcodes.for_verdict(doc["verdict"]["cause"])))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning every error into one stderr line and a documented exit code."""
     try:  # typer >= 0.26 vendors click; older releases depend on it

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from capdoctor.check import Need
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from capdoctor.probes.local_memory import AppleGpuLimit, MemoryFacts
     from capdoctor.probes.local_nvml import GpuSnapshot
     from capdoctor.probes.local_servers import ServerInfo
-    from capdoctor.signatures import Match, Signature
+    from capdoctor.signatures import Match
 
 GIB = 1024**3
 
@@ -58,22 +57,16 @@ RAM_ROW = "local.system_memory"
 and the log scanner, so the verdict shows it once."""
 
 
-@lru_cache(maxsize=1)
-def _memory_rows() -> tuple[Signature, ...]:
-    """Hardware rows that say memory ran out: all but the weak symptom rows (a dropped connection that is
-    only *likely* a crash is not a load error about memory)."""
-    from capdoctor.signatures import SIGNATURES
+def memory_error(text: str) -> Match | None:
+    """The out-of-memory match in a local server's error text (best first), or None when it is about
+    something else. Its row gives the remedy and, where the text says, the memory kind (`memory`). Only
+    rows that say memory ran out count: not the weak symptom rows (a dropped connection that is only
+    *likely* a crash), nor what a bare 5xx of a local server means."""
+    from capdoctor.signatures import Layer, classify
 
     serious = (Strength.STRONG, Strength.MODERATE)
-    return tuple(s for s in SIGNATURES if s.cause is Cause.HARDWARE and s.strength in serious)
-
-
-def memory_error(text: str) -> Match | None:
-    """The out-of-memory signature in a local server's error text (best first), or None when it is about
-    something else. Its row gives the remedy and, where the text says, the memory kind (`memory`)."""
-    from capdoctor.signatures import classify
-
-    found = classify(text, signatures=_memory_rows()) if text else []
+    found = [m for m in classify(text, local=True) if m.signature.cause is Cause.HARDWARE
+             and m.signature.strength in serious and m.layer is not Layer.STATUS] if text else []
     return found[0] if found else None
 
 
@@ -87,9 +80,9 @@ def _offload_step(model: str, size_vram: int | None) -> NextStep:
 
 
 def _ram_step() -> NextStep:
-    from capdoctor.signatures import BY_ID
+    from capdoctor.signatures import by_id
 
-    return NextStep(BY_ID[RAM_ROW].remedy)
+    return NextStep(by_id()[RAM_ROW].remedy)
 
 
 def _gib(n: int | None) -> str:

@@ -2,7 +2,8 @@
 
 Contract: reads the logs named by `ctx.target.logs` and `ctx.options["logs"]`, else discovers the
 clients' logs under `ctx.home` (Codex, Claude Code, Gemini CLI, Copilot CLI, Cursor, Ollama), only data
-newer than `ctx.options["since"]` (default 7d); `ctx.options["discover_logs"] = False` turns discovery off.
+newer than `ctx.options["since"]` when given (discovered logs default to 7d; named logs are read whole);
+`ctx.options["discover_logs"] = False` turns discovery off.
 Findings carry the signature id, counts, first/last seen, a redacted example, model and request ids;
 pattern findings (peak hours, model spread) come beside them.
 It skips, with the reason, when no logs are found. It must not read credentials or touch the network;

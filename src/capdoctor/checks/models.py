@@ -44,17 +44,24 @@ MAX_LISTED = 200
 MAX_ERROR_BODY = 2000
 
 
-def classify_exchange(ex: Exchange) -> Any:
-    """The best signature match for a failed exchange, or None (also while signatures.py is absent)."""
-    if ex.connection_failed or not ex.classify_text:
+def classify_exchange(ex: Exchange, local: bool = False) -> Any:
+    """The classification engine's best match for a failed exchange (its body, or its bare status read in
+    context: `local` says the target is a local model server), or None."""
+    if ex.connection_failed or not (ex.classify_text or (ex.status or 0) >= 400):
         return None
-    try:
-        from capdoctor.signatures import classify  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
+    from capdoctor.signatures import classify
+
     origin = "stream" if ex.kind == "stream_error" else "body"
-    matches = classify(ex.classify_text, status=ex.status, headers=dict(ex.headers), origin=origin)
+    matches = classify(ex.classify_text, status=ex.status, headers=dict(ex.headers), origin=origin, local=local)
     return matches[0] if matches else None
+
+
+def local_server(target: Target, adapter: Adapter) -> bool:
+    """True when the target is a local model server (a generic OpenAI-compatible adapter on this machine); a
+    relay on loopback in front of a known provider is not: its 5xx are the provider's."""
+    from capdoctor.probes.local_servers import is_local
+
+    return not adapter.official_hosts and is_local(target.base_url)
 
 
 def attempt_row(a: Attempt) -> dict[str, Any]:
@@ -160,8 +167,13 @@ class ModelsCheck(Registered, check_id="models"):
         adapter = adapter_for(target.provider)
         key = describe_key(target, ctx.env)  # the key first: named, set?, from where, shape — before any spend
         budget = Budget.from_options(ctx.options)
+        local = local_server(target, adapter)
+
+        def classify(ex: Exchange) -> Any:
+            return classify_exchange(ex, local)
+
         with ctx.http_client(timeout=budget.request_timeout_s) as client:
-            prober = Prober(ctx, adapter, target, client, budget, classify_exchange)
+            prober = Prober(ctx, adapter, target, client, budget, classify)
             listing = prober.list_models()
             listed = adapter.parse_models(listing.json_body) if listing is not None and listing.ok else None
             # a refused list with a key problem is the whole story: generations would be refused the same way
@@ -179,7 +191,7 @@ class ModelsCheck(Registered, check_id="models"):
                         runs.append(prober.probe(alt, "alternative"))
         exchanges = [ex for _, ex in prober.exchanges]
         headroom = any(parse_headers(ex.headers, ctx.now()).headroom for ex in exchanges)
-        listing_match = classify_exchange(listing) if listing is not None and not listing.ok else None
+        listing_match = classify(listing) if listing is not None and not listing.ok else None
         ev = Evidence(target, adapter, listing, listed, runs, exchanges, ctx.no_inference, headroom, listing_match, key)
         status, summary, findings = judge(ev)
         data = {

@@ -45,15 +45,6 @@ if TYPE_CHECKING:
     from capdoctor.probes.http_probe import Attempt, ModelRun
     from capdoctor.providers.base import Adapter
 
-STATUS_FALLBACK: dict[int, Cause] = {
-    400: Cause.CLIENT,
-    401: Cause.ACCOUNT,
-    402: Cause.QUOTA,
-    403: Cause.ACCOUNT,
-    404: Cause.CLIENT,
-    429: Cause.QUOTA,
-}
-"""Weak fallback when no signature matched an HTTP error (5xx is capacity); signatures always win."""
 
 KIND_TEXT: dict[str, str] = {
     "refused": "the connection was refused",
@@ -107,16 +98,15 @@ def request_ids(ex: Exchange) -> tuple[str | None, str | None]:
 
 
 def attempt_cause(a: Attempt) -> Cause | None:
-    """The cause of one failed attempt: its signature's, else network for no/HTML answer, else by status."""
+    """The cause of one failed attempt: its match's (the classification engine reads a bare status too, in
+    the target's context), else network when no HTTP answer, an HTML page or a cut stream came back."""
     sig = getattr(a.match, "signature", None)
     if sig is not None:
         return Cause(sig.cause)
     ex = a.exchange
     if ex.connection_failed or ex.kind in ("html", "cut"):
         return Cause.NETWORK
-    if ex.status is not None and ex.status >= 500:
-        return Cause.CAPACITY
-    return STATUS_FALLBACK.get(ex.status or 0)
+    return None
 
 
 def signature_id(a: Attempt) -> str | None:

@@ -36,13 +36,17 @@ class LogsRun:
 def run_logs(paths: Sequence[str], *, since: str | None, env: Mapping[str, str], home: Path, platform: str,
              now: datetime | None = None, stage: Any = None, discover_when_empty: bool = True,
              engine: str | None = None) -> LogsRun:
-    """Scan `paths` (or the discovered client logs when there are none) and judge. ValueError: bad since."""
+    """Scan `paths` (or the discovered client logs when there are none) and judge. ValueError: bad since.
+
+    What the user names is read whole unless `since` is given; the default window (DEFAULT_SINCE) only
+    bounds the logs that were discovered, where old sessions would otherwise drown the recent failure.
+    """
     from capdoctor.logscan import discovery, findings, patterns, scanner, sources
     from capdoctor.logscan.timestamps import parse_since
 
     now = now or datetime.now(timezone.utc)
-    cutoff = parse_since(since or DEFAULT_SINCE, now)
     named = list(paths)
+    cutoff = parse_since(since or (DEFAULT_SINCE if not named and discover_when_empty else "all"), now)
     discovered: list[tuple[str, Path]] = []
     if not named and discover_when_empty:
         discovered = discovery.discover(env, home, platform)

@@ -18,7 +18,7 @@ from typing import Any
 from capdoctor.logscan.patterns import Patterns
 from capdoctor.logscan.scanner import ScanResult, SigStat
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, Verdict, result_of
-from capdoctor.signatures import BY_ID
+from capdoctor.signatures import by_id
 
 SCHEMA = "capdoctor/logs-v1"
 FREQUENT = 5
@@ -64,7 +64,7 @@ def signature_strength(stat: SigStat, newest: datetime | None, explained: bool) 
     """How much one signature's matches weigh: its row's strength, up for frequency, down for staleness."""
     if explained:
         return Strength.CONTEXT
-    strength = BY_ID[stat.signature].strength
+    strength = by_id()[stat.signature].strength
     if stat.count >= FREQUENT:
         strength = _step(strength, +1)
     if newest is not None and stat.last is not None and newest - stat.last > STALE:
@@ -80,11 +80,11 @@ def build_findings(result: ScanResult, patterns: Patterns, home: str | None = No
     """
     redact = _redactor()
     stats = sorted(result.stats.values(), key=lambda s: (-s.count, s.signature))
-    explained = {e for s in stats for e in BY_ID[s.signature].explains}
+    explained = {e for s in stats for e in by_id()[s.signature].explains}
     newest = max((s.last for s in stats if s.last), default=None)
     findings: list[Finding] = []
     for stat in stats:
-        sig = BY_ID[stat.signature]
+        sig = by_id()[stat.signature]
         strength = signature_strength(stat, newest, stat.signature in explained)
         when = f", last {_iso(stat.last)}" if stat.last else ""
         model = stat.models.most_common(1)[0][0] if stat.models else None
@@ -205,7 +205,7 @@ def logs_result(result: ScanResult, patterns: Patterns, home: str | None = None,
         return result_of(stage, Status.PASS, f"no known error signatures in {len(read)} log file(s)",
                          details=details, data=data)
     top = max(result.stats.values(), key=lambda s: s.count)
-    summary = (f"{total} error line(s) in {len(read)} file(s); most frequent: {BY_ID[top.signature].title} "
+    summary = (f"{total} error line(s) in {len(read)} file(s); most frequent: {by_id()[top.signature].title} "
                f"({top.count}x)")
     return result_of(stage, Status.WARN, summary, findings=findings, details=details, data=data)
 

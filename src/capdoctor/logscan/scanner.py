@@ -3,7 +3,8 @@
 Contract: `scan(sources, options)` reads every source in large binary chunks (a carried-over tail joins
 lines split at chunk boundaries), runs ONE multi-pattern prefilter over each chunk, and decodes only the
 candidate lines, which it groups into records (a timestamped line plus the stack-trace/JSON continuation
-lines under it), classifies with `signatures.classify(origin="log")` and aggregates. It never holds a
+lines under it), classifies them with the one classification engine (`capdoctor.signatures`, origin
+"log") and aggregates; the prefilter's literals are the engine's own (`Engine.literals()`). It never holds a
 whole line when a line is huge (a window around each match is used instead), and it spreads big plain
 files over the CPU cores in byte ranges. Every unreadable input becomes a `FileInfo` with `skipped` set;
 nothing here raises for bad input. It must not print, decide verdicts, or touch the network.
@@ -23,7 +24,8 @@ from typing import Any
 
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
-from capdoctor.signatures import BY_ID, STRENGTH_RANK, Match, all_literals, classify
+from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, classify
+from capdoctor.signatures import engine as classifier
 
 MAX_LINE = 64 * 1024
 """A line longer than this is not decoded whole: a window of WINDOW bytes around each match is used."""
@@ -31,8 +33,9 @@ WINDOW = 2048
 CARRY_CAP = 1024 * 1024
 """A tail without a newline longer than this is scanned as is (a huge line), not carried further."""
 RECORD_CHARS = 8192
-CONT_LINES = 8
-"""How many continuation lines (stack frames, pretty-printed JSON) may sit under a record's first line."""
+CONT_LINES = 40
+"""How many continuation lines (stack frames, a pretty-printed JSON or HTML error body) may sit under a
+record's first line: a status on the first line and the provider's words deep in the body are one error."""
 SUCCESS_MARKERS = (b"response.completed", b'"stop_reason":"end_turn"', b'"finish_reason":"stop"',
                    b'"type":"token_count"', b" 200 OK")
 """Bytes that mean a request completed; used for 'retries that eventually succeeded' and 'went quiet'."""
@@ -45,6 +48,7 @@ EXAMPLE_CHARS = 300
 
 _CONT_PREFIXES = (b" ", b"\t", b"}", b"]", b")", b'"', b"at ", b"Caused by", b"File ", b"...", b"\xe2\x8e\xbf",
                   b"Traceback", b"\xe2\x80\xa6")
+_HTML_LINE = re.compile(rb"<[!/a-zA-Z]")
 _TS_HEAD = re.compile(rb"^\s*[\[(]?(?:(?:19|20)\d\d-\d\d-\d\d|1\d{9}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|"
                       rb"Oct|Nov|Dec) +\d{1,2} \d\d:)|^\{\"(?:timestamp|ts|time)\"")
 _RETRY = re.compile(r"retrying in|reconnecting|\battempt \d+\s*/\s*\d+|\bretry(?:ing)? \d+|after retries|"
@@ -120,6 +124,8 @@ class SigStat:
     first: datetime | None = None
     last: datetime | None = None
     example: str = ""
+    excerpt: str = ""
+    """The words that decided the first match (the engine's excerpt), for `explain`'s evidence."""
     example_path: str = ""
     example_line: int = 0
     models: Counter[str] = field(default_factory=Counter)
@@ -134,6 +140,7 @@ class SigStat:
         self.last = _max_dt(self.last, other.last)
         if not self.example:
             self.example, self.example_path, self.example_line = other.example, other.example_path, other.example_line
+            self.excerpt = other.excerpt
         self.models.update(other.models)
         self.providers.update(other.providers)
         self.statuses.update(other.statuses)
@@ -204,26 +211,22 @@ def _max_dt(a: datetime | None, b: datetime | None) -> datetime | None:
 
 
 def relevant(matches: Sequence[Match]) -> list[Match]:
-    """The matches that count for one record: generic families and bare-status rows are dropped when a
-    specific row matched (they are fallbacks for texts no specific row knows), then one row per cause."""
-    specific = [m for m in matches if not (m.signature.family or m.signature.status_only)]
-    causes = {m.signature.cause for m in specific}
-    kept = list(specific)
-    for m in matches:
-        if (m.signature.family or m.signature.status_only) and m.signature.cause not in causes:
-            if m.signature.status_only and specific:
-                continue
-            kept.append(m)
-    # One record is one piece of evidence per cause: the best row of each cause speaks for it, so a line
-    # that several rows of the same cause describe ("network error: error decoding body") counts once.
-    out: list[Match] = []
+    """The matches that count for one record: the best of each cause (the engine ranks matches by strength,
+    then by layer specificity), so a line that several rows of one cause describe ("network error: error
+    decoding body", a 429 backed by "rate limit exceeded") counts once; and one error event names one cause
+    unless its evidence really conflicts: a cause whose best match is weaker than the record's best, or as
+    strong but from a less specific layer (a generic phrase beside a provider's own code), does not count."""
+    best: list[Match] = []
     seen: set[str] = set()
-    rank = {id(m): i for i, m in enumerate(kept)}
-    for m in sorted(kept, key=lambda m: (-STRENGTH_RANK[m.signature.strength], rank[id(m)])):
+    for m in matches:
         if m.signature.cause.value not in seen:
             seen.add(m.signature.cause.value)
-            out.append(m)
-    return out
+            best.append(m)
+    if not best:
+        return best
+    top = best[0].signature
+    rank = (STRENGTH_RANK[top.strength], SPECIFICITY[top.layer])
+    return [m for m in best if (STRENGTH_RANK[m.signature.strength], SPECIFICITY[m.signature.layer]) >= rank]
 
 
 def find_model(text: str) -> str | None:
@@ -257,7 +260,10 @@ def find_request_ids(text: str) -> list[str]:
 
 
 def _is_continuation(line: bytes) -> bool:
-    return line.startswith(_CONT_PREFIXES) and not _TS_HEAD.match(line)
+    """A stack frame, an indented or closing line, a bare opening bracket or an HTML tag: the body under the
+    line that reported it (`Error code: 429` then `{`, `unexpected status 403` then `<h1>…`)."""
+    return ((line.startswith(_CONT_PREFIXES) or line.rstrip() in (b"{", b"[") or bool(_HTML_LINE.match(line)))
+            and not _TS_HEAD.match(line))
 
 
 def _line_at(buf: bytearray, start: int, stop: int) -> bytes:
@@ -300,6 +306,12 @@ class _FileScanner:
                     break
                 self.info.bytes += n
                 end = carry + n
+                if n < chunk:  # the reader fills its view unless the input ended: scan the rest in one piece,
+                    lines += self._process(buf, view, end, base, lines)  # so the last record stays whole
+                    unterminated = buf[end - 1] != 0x0A
+                    base += end
+                    carry = 0
+                    continue
                 cut = buf.rfind(b"\n", carry, end) + 1
                 if cut == 0:
                     if end > carry_cap:  # a line longer than the carry: scan it in windows, as is
@@ -429,6 +441,7 @@ class _FileScanner:
             stat.last = _max_dt(stat.last, ts)
             if not stat.example:
                 stat.example, stat.example_path, stat.example_line = example, self.path, line_no
+                stat.excerpt = m.excerpt
             if model:
                 stat.models[model] += 1
             provider = find_provider(text, sid)
@@ -460,7 +473,7 @@ def prefilter_for(engine: str | None) -> Any:
     from capdoctor.logscan.engine import build_prefilter
 
     if engine not in _PREFILTERS:
-        _PREFILTERS[engine] = build_prefilter(all_literals(), prefer=engine)
+        _PREFILTERS[engine] = build_prefilter(classifier().literals(), prefer=engine)
     return _PREFILTERS[engine]
 
 
@@ -592,4 +605,4 @@ def _scan_one(pf: Any, opts: ScanOptions, source: src.Source, result: ScanResult
     scanner.run(reader, size_hint=source.size if getattr(reader, "plain", False) else None)
 
 
-__all__ = ["BY_ID", "Event", "FileInfo", "ScanOptions", "ScanResult", "SigStat", "scan", "scan_bytes"]
+__all__ = ["Event", "FileInfo", "ScanOptions", "ScanResult", "SigStat", "scan", "scan_bytes"]

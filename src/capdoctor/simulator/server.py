@@ -193,9 +193,9 @@ class Simulator:
     request ("POST /v1/chat/completions 503").
     """
 
-    def __init__(self, scenario: str = "healthy", host: str = "127.0.0.1", port: int = 0,
+    def __init__(self, scenario: str | Scenario = "healthy", host: str = "127.0.0.1", port: int = 0,
                  log: Callable[[str], None] | None = None) -> None:
-        self._scenario = scenario_named(scenario)
+        self._scenario = scenario if isinstance(scenario, Scenario) else scenario_named(scenario)
         self.host = host
         self.port = port
         self.log = log

@@ -1,0 +1,399 @@
+"""The classification engine: one compiled object that reads an error text layer by layer.
+
+Contract: `engine()` builds the `Engine` once per process (lazily, on first use) from `tables.tables()`.
+`Engine.classify(text, status=, headers=, origin=, local=)` returns every row that matches, best first, each
+recording its layer:
+
+1. structure: the HTTP status wherever the text states it, and exception, error-type, gRPC and errno names;
+2. provider: documented provider codes and messages;
+3. phrase: phrase families per cause and language;
+4. status: what the status means, as the last word and in context: the words of the earlier layers may
+   name a cause the status is compatible with (a 429 that speaks of overload is capacity), and a local
+   server's 5xx is never the provider's capacity.
+
+Every text row and status spelling is reachable only through its prefilter literals: `literals()` lists them
+(lower-case, the log scanner's multi-pattern prefilter compiles exactly these) and
+`classify_candidates(text, ids)` evaluates only the rows and spellings that the literal ids `ids` can
+trigger. `classify` is `classify_candidates` over the literals present in the text, so the scanner's fast
+path and every other caller share one evaluation. Pure: no I/O after the tables are read, no clock.
+
+It must not decide a verdict (that is `verdict.py`) or print anything.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from capdoctor.classifier.structure import StatusHit, StatusReader
+from capdoctor.classifier.tables import (
+    ORIGINS,
+    SPECIFICITY,
+    STRENGTH_RANK,
+    Layer,
+    Outcome,
+    Signature,
+    StatusRule,
+    Tables,
+    tables,
+)
+from capdoctor.model import Cause
+
+EXCERPT_CHARS = 160
+SCORE_CODE = 3.0
+SCORE_NAME = 2.5
+SCORE_HEADER = 3.0
+SCORE_PHRASE = 2.0
+SCORE_STATUS = 1.0
+SCORE_STATUS_FIT = 0.5
+"""Specificity of what matched inside a row: a machine code beats an exception name, which beats a phrase."""
+
+
+@dataclass(frozen=True)
+class Match:
+    """One row that matched a text: `score` is how specific the match was, `excerpt` the words that decided."""
+
+    signature: Signature
+    score: float
+    excerpt: str
+
+    @property
+    def layer(self) -> Layer:
+        """The layer that decided this match."""
+        return self.signature.layer
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A row with its patterns compiled."""
+
+    sig: Signature
+    token_re: re.Pattern[str] | None
+    phrase_re: re.Pattern[str] | None
+    also_re: tuple[re.Pattern[str], ...]
+    unless_re: re.Pattern[str] | None
+    header_re: tuple[tuple[str, re.Pattern[str]], ...]
+
+
+def token_pattern(tokens: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex for whole tokens: names with an upper-case letter match in their own case (`UNAVAILABLE`,
+    `RateLimitError` are not the words "unavailable" or "ratelimiterror"), all-lower-case ones in any case."""
+    alts = [re.escape(t) if t != t.lower() else f"(?i:{re.escape(t)})" for t in tokens]
+    if not alts:
+        return None
+    return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])")
+
+
+def trie_pattern(words: Sequence[str]) -> str:
+    """One regex matching any of `words`, shaped as a trie (`a(?:bc|de)|x`): one branch per character
+    instead of every alternative at every position. Greedy, so at a position it matches the longest word."""
+    root: dict[str | None, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[None] = {}
+
+    def _emit(node: dict) -> str:  # type: ignore[type-arg]
+        alts = [re.escape(k) + _emit(v) for k, v in sorted((k, v) for k, v in node.items() if k is not None)]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return "(?:" + body + ")?" if None in node else body
+
+    return _emit(root)
+
+
+def _compile(sig: Signature) -> _Row:
+    flags = re.IGNORECASE | re.DOTALL
+    return _Row(
+        sig,
+        token_pattern(sig.names + sig.codes),
+        re.compile("|".join(f"(?:{p})" for p in sig.phrases), flags) if sig.phrases else None,
+        tuple(re.compile(p, flags) for p in sig.also),
+        re.compile("|".join(f"(?:{p})" for p in sig.unless), flags) if sig.unless else None,
+        tuple((n, re.compile(rx, re.IGNORECASE)) for n, rx in sig.headers),
+    )
+
+
+def _excerpt(text: str, start: int, end: int) -> str:
+    """The matched span with a little context, on one line, at most EXCERPT_CHARS long."""
+    pad = max(0, (EXCERPT_CHARS - (end - start)) // 2)
+    lo, hi = max(0, start - pad), min(len(text), end + pad)
+    return " ".join(text[lo:hi].split())[:EXCERPT_CHARS]
+
+
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def unescape(text: str) -> str:
+    """`text` with JSON `\\uXXXX` escapes decoded (bodies serialised with ASCII escapes hide their words)."""
+    if "\\u" not in text:
+        return text
+    decoded = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
+    return decoded.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def escaped(literal: str) -> str:
+    """The form a literal takes in a body serialised with ASCII escapes (`繁忙` -> `\\u7e41\\u5fd9`), or ""."""
+    if literal.isascii():
+        return ""
+    return "".join(ch if ch.isascii() else "".join(f"\\u{u:04x}" for u in _utf16(ch)) for ch in literal)
+
+
+def _utf16(ch: str) -> list[int]:
+    data = ch.encode("utf-16-be")
+    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
+
+
+def header_error_text(headers: Mapping[str, str] | None) -> str:
+    """The JSON error some backends put in a header (Codex: base64 `x-error-json`), as extra text to read."""
+    for name, value in (headers or {}).items():
+        if name.lower() == "x-error-json" and value:
+            try:
+                decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=False)
+            except (binascii.Error, ValueError):
+                return ""
+            return "\n" + decoded.decode("utf-8", "replace")[:4096]
+    return ""
+
+
+class Engine:
+    """The compiled tables: literals for the prefilter, rows and spellings per literal, status rules."""
+
+    def __init__(self, data: Tables) -> None:
+        self.tables = data
+        self.rows: tuple[Signature, ...] = data.rows
+        self.by_id: Mapping[str, Signature] = data.by_id
+        self._order = {sig.id: i for i, sig in enumerate(data.rows)}
+        text_rows = [r for r in data.rows if r.layer is not Layer.STATUS]
+        self._compiled = tuple(_compile(r) for r in text_rows)
+        self._header_rows = tuple(i for i, c in enumerate(self._compiled) if c.header_re)
+        self._names = tuple((n, token_pattern(n.names)) for n in data.status_names)
+        self.reader = StatusReader(data.spellings, data.error_words, data.access_line)
+        self._local = re.compile(data.local_hints, re.IGNORECASE) if data.local_hints else None
+        self._rules: dict[int, StatusRule] = {s: rule for rule in data.rules for s in rule.statuses}
+        self._outcome_text = {
+            o.text: re.compile(o.text, re.IGNORECASE) for rule in data.rules for o in rule.outcomes if o.text
+        }
+
+        # The literal table: each literal -> the units (text rows, status names, spellings) it can trigger.
+        units: dict[str, list[tuple[str, int]]] = {}
+        for i, c in enumerate(self._compiled):
+            for lit in c.sig.literals + tuple(code.lower() for code in c.sig.codes):
+                units.setdefault(lit, []).append(("row", i))
+        for i, name in enumerate(data.status_names):
+            for lit in name.names:
+                units.setdefault(lit.lower(), []).append(("name", i))
+        for i, sp in enumerate(data.spellings):
+            for lit in sp.literals:
+                units.setdefault(lit, []).append(("spelling", i))
+        for lit in list(units):  # a body with ASCII escapes carries the escaped form of non-ASCII words
+            if escaped(lit):
+                units.setdefault(escaped(lit), []).extend(units[lit])
+        units.pop("", None)
+        self._literals: tuple[str, ...] = tuple(units)
+        self._units: tuple[tuple[tuple[str, int], ...], ...] = tuple(tuple(dict.fromkeys(u)) for u in units.values())
+        index = {lit: i for i, lit in enumerate(self._literals)}
+        # every literal that is a prefix of another: found at the same position as the longer one
+        self._prefixes = tuple(
+            tuple(index[lit[:k]] for k in range(1, len(lit) + 1) if lit[:k] in index) for lit in self._literals
+        )
+        self._index = index
+        self._finder = re.compile("(?=(" + trie_pattern(self._literals) + "))")
+
+    # -------------------------------------------------------------------------------- prefilter interface
+    def literals(self) -> tuple[str, ...]:
+        """Every prefilter literal, lower-case; a literal's id is its index here."""
+        return self._literals
+
+    def literal_units(self, literal_id: int) -> tuple[str, ...]:
+        """What literal `literal_id` can trigger, as row ids, `name:ID` and `spelling:ID` (for tests/tools)."""
+        out = []
+        for kind, i in self._units[literal_id]:
+            if kind == "row":
+                out.append(self._compiled[i].sig.id)
+            elif kind == "name":
+                out.append(f"name:{self.tables.status_names[i].id}")
+            else:
+                out.append(f"spelling:{self.tables.spellings[i].id}")
+        return tuple(out)
+
+    def literal_ids(self, text: str) -> frozenset[int]:
+        """The ids of every literal in `text` (case-insensitive), as a multi-pattern engine reports them."""
+        found: set[int] = set()
+        for m in self._finder.finditer(text.lower()):
+            found.update(self._prefixes[self._index[m.group(1)]])
+        return frozenset(found)
+
+    # ------------------------------------------------------------------------------------ classification
+    def classify(
+        self,
+        text: str,
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        origin: str = "body",
+        local: bool | None = None,
+    ) -> list[Match]:
+        """Every row that matches `text`, best first (strongest, then most specific layer); [] when none.
+
+        `status` is the HTTP status when the caller knows it (a probe); otherwise the text's own is read
+        (`API Error: 529 …`, `RateLimitError`). A base64 `x-error-json` header is decoded and read too.
+        `origin` says where the text came from (`body`, `stream`, `log`, `exception`); `local` whether it
+        came from a local model server (None: judged from the text, e.g. a loopback address or `ollama`).
+        """
+        text = text + header_error_text(headers)
+        return self.classify_candidates(
+            text, self.literal_ids(text), status=status, headers=headers, origin=origin, local=local
+        )
+
+    def classify_candidates(
+        self,
+        text: str,
+        ids: Collection[int],
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        origin: str = "log",
+        local: bool | None = None,
+        gated: bool = True,
+    ) -> list[Match]:
+        """Like `classify`, evaluating only what the literal ids `ids` can trigger (the prefilter's hits).
+
+        `gated=False` evaluates every row and spelling whatever `ids` says: only tests use it, to prove that
+        the literals cover everything the rows can match.
+        """
+        if origin not in ORIGINS:
+            raise ValueError(f"unknown origin {origin!r} (one of {', '.join(ORIGINS)})")
+        text = unescape(text)
+        rows: set[int] = set()
+        names: set[int] = set()
+        spellings: set[int] = set()
+        if gated:
+            for lit in ids:
+                for kind, i in self._units[lit]:
+                    (rows if kind == "row" else names if kind == "name" else spellings).add(i)
+        else:
+            rows = set(range(len(self._compiled)))
+            names = set(range(len(self._names)))
+            spellings = set(range(len(self.tables.spellings)))
+        if headers:
+            rows.update(self._header_rows)
+
+        hit = self._status(text, status, spellings, names)
+        found: list[Match] = []
+        for i in sorted(rows):
+            m = self._match_row(self._compiled[i], text, status, hit.status if hit else None, headers, origin)
+            if m is not None:
+                found.append(m)
+        if hit is not None:
+            is_local = local if local is not None else bool(self._local and self._local.search(text))
+            sm = self._status_match(hit, text, found, is_local, status is not None)
+            if sm is not None:
+                found.append(sm)
+        found.sort(key=self._rank)
+        return found
+
+    def _rank(self, m: Match) -> tuple[int, int, float, int]:
+        sig = m.signature
+        return (-STRENGTH_RANK[sig.strength], -SPECIFICITY[sig.layer], -m.score, self._order[sig.id])
+
+    def _status(
+        self, text: str, status: int | None, spellings: Collection[int], names: Collection[int]
+    ) -> StatusHit | None:
+        """The error status to judge: the caller's (when it is an error), else the text's spelled one, else
+        the one an exception or status name stands for."""
+        if status is not None and status >= 400:
+            return StatusHit(status, "caller", -1, -1)
+        hit = self.reader.read(text, spellings) if spellings else None
+        if hit is not None:
+            return hit
+        for i in sorted(names):
+            name, rx = self._names[i]
+            m = rx.search(text) if rx is not None else None
+            if m is not None:
+                return StatusHit(name.status, f"name:{name.id}", m.start(), m.end())
+        return None
+
+    def _status_match(
+        self, hit: StatusHit, text: str, found: Sequence[Match], local: bool, from_caller: bool
+    ) -> Match | None:
+        """What the status means here: the outcome backing the strongest compatible cause the words named,
+        else the first unconditional outcome that fits the context."""
+        rule = self._rules.get(hit.status)
+        if rule is None:
+            return None
+        words: dict[Cause, tuple[int, int]] = {}
+        for m in found:
+            if STRENGTH_RANK[m.signature.strength] > 0:
+                rank = (STRENGTH_RANK[m.signature.strength], SPECIFICITY[m.signature.layer])
+                words[m.signature.cause] = max(words.get(m.signature.cause, (0, 0)), rank)
+
+        def fits(o: Outcome) -> bool:
+            return (o.local is None or o.local == local) and (
+                o.text is None or self._outcome_text[o.text].search(text) is not None
+            )
+
+        backing = [o for o in rule.outcomes if o.words and o.row.cause in words and fits(o)]
+        if backing:
+            chosen: Outcome | None = max(backing, key=lambda o: words[o.row.cause])
+        else:
+            chosen = next((o for o in rule.outcomes if not o.words and fits(o)), None)
+        if chosen is None:
+            return None
+        excerpt = f"HTTP {hit.status}" if from_caller or hit.start < 0 else _excerpt(text, hit.start, hit.end)
+        return Match(chosen.row, SCORE_STATUS, excerpt)
+
+    def _match_row(
+        self, c: _Row, text: str, status: int | None, fit: int | None, headers: Mapping[str, str] | None, origin: str
+    ) -> Match | None:
+        """Score one compiled row against one text, or None when it does not match; `status` is the
+        caller's (rows strict about their status need it), `fit` the status judged (it adds to rows listing it)."""
+        sig = c.sig
+        if origin not in sig.origins:
+            return None
+        if sig.status_strict and sig.statuses and status not in sig.statuses:
+            return None
+        score = 0.0
+        span: tuple[int, int] | None = None
+        if c.token_re is not None:
+            m = c.token_re.search(text)
+            if m:
+                score = SCORE_CODE if sig.layer is not Layer.STRUCTURE else SCORE_NAME
+                span = m.span()
+        if c.phrase_re is not None:
+            m = c.phrase_re.search(text)
+            if m:
+                score = max(score, SCORE_PHRASE) + (0.5 if score else 0.0)
+                span = span or m.span()
+        header_hit = bool(c.header_re) and _headers_ok(c.header_re, headers)
+        if header_hit:
+            score = max(score, SCORE_HEADER)
+        if score == 0.0:
+            return None
+        if c.unless_re is not None and c.unless_re.search(text):
+            return None
+        if any(not rx.search(text) for rx in c.also_re):
+            return None
+        if fit is not None and fit in sig.statuses:
+            score += SCORE_STATUS_FIT
+        excerpt = "headers: " + ", ".join(n for n, _ in c.header_re) if span is None else _excerpt(text, *span)
+        return Match(sig, score, excerpt)
+
+
+def _headers_ok(conds: Sequence[tuple[str, re.Pattern[str]]], headers: Mapping[str, str] | None) -> bool:
+    if not headers:
+        return False
+    lower = {k.lower(): v for k, v in headers.items()}
+    return all(any(re.fullmatch(name, k) and rx.search(str(v)) for k, v in lower.items()) for name, rx in conds)
+
+
+@lru_cache(maxsize=1)
+def engine() -> Engine:
+    """The process-wide engine, compiled on first use."""
+    return Engine(tables())

@@ -1,0 +1,199 @@
+"""The structure layer's readers: where a text puts its HTTP status, and the fields of its error body.
+
+Contract: `StatusReader` is compiled once from the spellings of `statuses.toml`; `read(text, ids)` returns
+the HTTP status (4xx/5xx) a text states in an error position, with the words that state it, trying only the
+spellings in `ids` (the ones whose prefilter literal is in the text). A spelling that ordinary traffic also
+uses counts only in context: `"status": 404` in a record without an error word, or `404 Not Found` right
+after an access log's request line, is traffic, not an error. `extract_error(text, reader)` pulls
+`{status, code, type, message}` out of JSON bodies, SSE `data:` events, Python-dict reprs and JSON nested in
+strings, at any depth. Pure functions over strings: no I/O, no classification (that is `engine.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from capdoctor.classifier.tables import Spelling
+
+STATUS_GROUP = r"(?P<s>[45]\d\d)(?!\d)"
+"""What `{s}` in a spelling stands for: an error status (informational, success and redirect codes are not
+errors, whatever spells them)."""
+
+MAX_READ = 65536
+"""Only this much of a text is read for fields and statuses (a huge body says what it says early)."""
+
+
+@dataclass(frozen=True)
+class StatusHit:
+    """An HTTP status found in a text: the status, the spelling that stated it and the span of those words."""
+
+    status: int
+    spelling: str
+    start: int
+    end: int
+
+
+class StatusReader:
+    """The compiled status spellings, with the context tests that keep ordinary traffic out."""
+
+    def __init__(self, spellings: Sequence[Spelling], error_words: str, access_line: str) -> None:
+        flags = re.IGNORECASE | re.MULTILINE
+        self.spellings = tuple(spellings)
+        self._res = tuple(re.compile(sp.pattern.replace("{s}", STATUS_GROUP), flags) for sp in spellings)
+        self._error_words = re.compile(error_words, flags) if error_words else None
+        self._access_line = re.compile(access_line, re.IGNORECASE) if access_line else None
+
+    def read(self, text: str, ids: Collection[int] | None = None) -> StatusHit | None:
+        """The first error status stated in `text` by the spellings `ids` (all when None), else None.
+
+        Spellings are tried in table order (most explicit first); the first that states a status in an
+        error position wins.
+        """
+        text = text[:MAX_READ]
+        error_word: bool | None = None
+        for i, (sp, rx) in enumerate(zip(self.spellings, self._res, strict=True)):
+            if ids is not None and i not in ids:
+                continue
+            for m in rx.finditer(text):
+                if sp.not_after_request and self._after_request(text, m.start()):
+                    continue
+                if sp.needs_error_word:
+                    if error_word is None:
+                        error_word = bool(self._error_words and self._error_words.search(text))
+                    if not error_word:
+                        break
+                return StatusHit(int(m.group("s")), sp.id, m.start(), m.end())
+        return None
+
+    def _after_request(self, text: str, pos: int) -> bool:
+        """True when the status at `pos` follows an access log's request line (`"GET /x HTTP/1.1" 404 …`)."""
+        line_start = text.rfind("\n", 0, pos) + 1
+        return bool(self._access_line and self._access_line.search(text, line_start, pos))
+
+
+# ------------------------------------------------------------------------------------------ error fields
+_FIELD_RES = {
+    key: re.compile(
+        rf"\\*[\"']{key}\\*[\"']\s*:\s*(?:\\*[\"'](?P<v>[^\"'\\\n]{{0,300}})\\*[\"']|"
+        rf"(?P<n>-?\d+|null|None))",
+        re.IGNORECASE,
+    )
+    for key in ("code", "type", "message", "status")
+}
+_MAX_JSON_TRIES = 12
+_MAX_DEPTH = 6
+
+
+def _decoded(text: str) -> list[Any]:
+    """The JSON values that decode in `text` (and in its SSE `data:` lines), first ones first."""
+    decoder = json.JSONDecoder()
+    chunks = [ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")] + [text]
+    out: list[Any] = []
+    for chunk in chunks:
+        start = 0
+        for _ in range(_MAX_JSON_TRIES):
+            idx = chunk.find("{", start)
+            if idx < 0:
+                break
+            try:
+                obj, end = decoder.raw_decode(chunk, idx)
+            except ValueError:
+                start = idx + 1
+                continue
+            out.append(obj)
+            start = end
+        if out:
+            break
+    return out
+
+
+def _repr_dict(text: str) -> Any:
+    """A Python dict repr (`{'error': {'code': 429, …}}`) as a value, when the text holds one."""
+    import ast
+
+    idx = text.find("{'")
+    if idx < 0:
+        return None
+    depth = 0
+    for end in range(idx, min(len(text), idx + MAX_READ)):
+        ch = text[end]
+        depth += ch == "{"
+        depth -= ch == "}"
+        if depth == 0:
+            try:
+                return ast.literal_eval(text[idx : end + 1])
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return None
+    return None
+
+
+def _as_status(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and 100 <= value <= 599:
+        return value
+    if isinstance(value, str) and value.isdigit() and 100 <= int(value) <= 599:
+        return int(value)
+    return None
+
+
+def _error_nodes(obj: Any, depth: int = 0) -> list[Mapping[str, Any]]:
+    """Every mapping that carries error fields, outermost first; JSON inside strings is opened too."""
+    if depth > _MAX_DEPTH:
+        return []
+    out: list[Mapping[str, Any]] = []
+    if isinstance(obj, Mapping):
+        if any(k in obj for k in ("message", "type", "code", "status")):
+            out.append(obj)
+        for value in obj.values():
+            out += _error_nodes(value, depth + 1)
+    elif isinstance(obj, list):
+        for value in obj[:8]:
+            out += _error_nodes(value, depth + 1)
+    elif isinstance(obj, str) and "{" in obj and len(obj) < MAX_READ:
+        for inner in _decoded(obj):
+            out += _error_nodes(inner, depth + 1)
+    return out
+
+
+def extract_error(text: str, reader: StatusReader | None = None) -> dict[str, Any]:
+    """Pull `{status, code, type, message}` out of an error text, whatever wraps it.
+
+    The innermost error object wins for `code`/`type`/`message` (a relay's "Provider returned error" wraps
+    the provider's own words); `status` is the first HTTP status of any object, else what `reader` finds in
+    the text (`API Error: 529 …`). Missing values are None: callers read what is there, since the classifier
+    must work on fragments too.
+    """
+    out: dict[str, Any] = {"status": None, "code": None, "type": None, "message": None}
+    text = text[:MAX_READ]
+    values = _decoded(text) or [v for v in (_repr_dict(text),) if v is not None]
+    nodes = [n for v in values for n in _error_nodes(v)]
+    for node in nodes:
+        if out["status"] is None:
+            out["status"] = _as_status(node.get("status")) or _as_status(node.get("code"))
+        for key in ("code", "type", "message"):
+            value = node.get(key)
+            if isinstance(value, str | int) and not isinstance(value, bool) and value != "":
+                out[key] = value  # later (inner) nodes overwrite: the innermost error speaks
+        google_status = node.get("status")
+        if isinstance(google_status, str) and not _as_status(google_status) and google_status.isupper():
+            out["type"] = google_status  # Google: "status": "RESOURCE_EXHAUSTED"
+    if not nodes:
+        for key, rx in _FIELD_RES.items():
+            m = rx.search(text)
+            if m:
+                value = m.group("v") if m.group("v") is not None else m.group("n")
+                if value not in (None, "null", "None", ""):
+                    out[key] = value
+        if out["status"] is not None:
+            out["status"] = _as_status(out["status"])
+    if isinstance(out["code"], str) and _as_status(out["code"]) and out["status"] is None:
+        out["status"] = int(out["code"])
+    if out["status"] is None and reader is not None:
+        hit = reader.read(text)
+        out["status"] = hit.status if hit else None
+    return out

@@ -1,0 +1,84 @@
+"""The out-of-sample corpus (tests/data/corpus, see its README): real excerpts the engine was not written from.
+
+Each half is scored per cause on its `decidable` items through exactly the path of `capdoctor explain`
+(bench/corpus_score.py), and the figures are pinned so they can only go up. The tuning half may be read while
+tuning; the held-out half is only ever scored here: its figures are printed (pytest -s), its items never are,
+and nobody tunes after reading one. A capacity verdict must be right: wrong in under 2% of the times it is
+given where the text decides. `logs` must reach the same cause as `explain` on every text of both halves.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("corpus_score", ROOT / "bench" / "corpus_score.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["corpus_score"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+cs = _bench()
+
+PINNED = {
+    "tune": {"capacity": 25, "quota": 28, "account": 20, "network": 29, "hardware": 22, "client": 20},
+    "holdout": {"capacity": 20, "quota": 21, "account": 19, "network": 24, "hardware": 19, "client": 12},
+}
+"""Decidable items judged right per cause, per half. Raise these when the engine improves; never lower them."""
+
+WRONG_CAPACITY_CEILING = 1
+"""Wrong capacity verdicts among decidable items of both halves, at most (lower it when it improves)."""
+
+
+@pytest.fixture(scope="module")
+def scores() -> dict[str, Any]:
+    return {half: cs.score(cs.load(half)) for half in ("tune", "holdout")}
+
+
+@pytest.mark.parametrize("half", ["tune", "holdout"])
+def test_figures_per_cause_only_go_up(half: str, scores: dict[str, Any]) -> None:
+    score = scores[half]
+    print(f"\n{half}: {score.line()}")
+    low = {c: f"{score.right[c]} < {floor}" for c, floor in PINNED[half].items() if score.right[c] < floor}
+    assert not low, f"{half}: below the pinned figures: {low}"  # counts only: held-out items are never named
+
+
+def test_a_capacity_verdict_is_rarely_wrong(scores: dict[str, Any]) -> None:
+    """Over both halves, among decidable items: how often a capacity verdict is wrong. The target is under 2%
+    of those given; the first measurement (after tuning on the tuning half only) was 1 of 46 (2.2%), pinned
+    here as a ceiling so it can only go down."""
+    given = wrong = 0
+    for half in ("tune", "holdout"):
+        for item in cs.load(half):
+            if not item.get("decidable", True):
+                continue
+            got = cs.verdict(item["text"])
+            given += got == "capacity"
+            wrong += got == "capacity" and item["label"] != "capacity"
+    print(f"\ncapacity verdicts on decidable items: {given}, wrong: {wrong} ({wrong / max(1, given):.1%})")
+    assert given >= 40 and wrong <= WRONG_CAPACITY_CEILING
+
+
+def test_logs_reaches_the_same_cause_as_explain(tmp_path: Path) -> None:
+    """The same text as a file under `capdoctor logs` (read whole: named files ignore the default window)."""
+    from capdoctor.logscan.command import run_logs
+
+    disagree = 0
+    items = cs.load("tune") + cs.load("holdout")
+    for n, item in enumerate(items):
+        path = tmp_path / f"{n}.log"
+        path.write_text(item["text"], encoding="utf-8")
+        run = run_logs([str(path)], since=None, env={}, home=tmp_path, platform="linux")
+        disagree += run.verdict.cause != cs.verdict(item["text"])
+    assert disagree == 0, f"{disagree} of {len(items)} texts got another cause from logs than from explain"

@@ -1,0 +1,156 @@
+"""Plain error texts written fresh for the classifier issue: SDK exceptions of other providers, gateways and
+local servers, paraphrases and bare statuses. None is copied from a corpus or from the reference; each must
+get its cause from `capdoctor explain` (the same path as `logs`) by its shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from capdoctor.explain import explain
+
+FRESH: list[tuple[str, str]] = [
+    (
+        "capacity",
+        "anthropic.InternalServerError: Error code: 529 - {'type': 'error', 'error': {'type': "
+        "'overloaded_error', 'message': 'Overloaded'}}",
+    ),
+    (
+        "capacity",
+        "google.genai.errors.ServerError: 503 UNAVAILABLE. {'error': {'code': 503, 'message': "
+        "'The model is overloaded. Please try again later.', 'status': 'UNAVAILABLE'}}",
+    ),
+    (
+        "capacity",
+        "openai.InternalServerError: Error code: 503 - {'error': {'message': 'The server "
+        "is overloaded or not ready yet.', 'type': 'server_error'}}",
+    ),
+    (
+        "capacity",
+        '{"object":"error","message":"Service tier capacity exceeded for this model.",'
+        '"type":"service_tier_capacity_exceeded","code":"3505"}',
+    ),
+    ("capacity", "deepseek API: 503 Server overloaded, please retry"),
+    (
+        "capacity",
+        "botocore.errorfactory.ServiceUnavailableException: An error occurred (ServiceUnavailableException) "
+        "when calling the InvokeModel operation: Bedrock is unable to process your request.",
+    ),
+    (
+        "quota",
+        "openai.RateLimitError: Error code: 429 - {'error': {'message': 'You exceeded your "
+        "current quota, please check your plan and billing details.', 'type': 'insufficient_quota', "
+        "'code': 'insufficient_quota'}}",
+    ),
+    ("quota", "Error: 402 Payment Required"),
+    (
+        "quota",
+        "groq.RateLimitError: Error code: 429 - {'error': {'message': 'Rate limit reached "
+        "for model `llama3-70b-8192` in organization `org_x` on tokens per minute (TPM): "
+        "Limit 6000, Used 5000, Requested 2000.', 'type': 'tokens', 'code': 'rate_limit_exceeded'}}",
+    ),
+    (
+        "quota",
+        "botocore.errorfactory.ThrottlingException: An error occurred (ThrottlingException) "
+        "when calling the Converse operation: Too many tokens, please wait before trying again.",
+    ),
+    (
+        "quota",
+        "dashscope: code=Throttling.AllocationQuota message=Allocated quota exceeded, please "
+        "increase your quota limit.",
+    ),
+    ("quota", '429 {"error":{"code":"1113","message":"余额不足或无可用资源包,请充值。"}}'),
+    (
+        "account",
+        "openai.AuthenticationError: Error code: 401 - {'error': {'message': 'Incorrect API "
+        "key provided: sk-xxx', 'type': 'invalid_request_error', 'code': 'invalid_api_key'}}",
+    ),
+    (
+        "account",
+        "anthropic.PermissionDeniedError: Error code: 403 - {'type': 'error', 'error': {'type': "
+        "'permission_error', 'message': 'Your API key does not have permission to use the "
+        "specified resource.'}}",
+    ),
+    (
+        "account",
+        "botocore.exceptions.ClientError: An error occurred (UnrecognizedClientException) "
+        "when calling the InvokeModel operation: The security token included in the request is invalid.",
+    ),
+    (
+        "account",
+        "google.api_core.exceptions.PermissionDenied: 403 Permission denied on resource project my-project.",
+    ),
+    ("account", "Your account has been disabled for violating our terms of service."),
+    ("account", '401 {"error":{"message":"无效的令牌 (request id: 20251201)","type":"new_api_error"}}'),
+    ("network", "httpx.ConnectError: [Errno 111] Connection refused"),
+    (
+        "network",
+        "requests.exceptions.ProxyError: HTTPSConnectionPool(host='api.openai.com', port=443): "
+        "Max retries exceeded with url: /v1/chat/completions (Caused by ProxyError('Unable "
+        "to connect to proxy', OSError('Tunnel connection failed: 407 Proxy Authentication Required')))",
+    ),
+    ("network", "Error: getaddrinfo EAI_AGAIN api.anthropic.com"),
+    (
+        "network",
+        "ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify "
+        "failed: unable to get local issuer certificate (_ssl.c:1006)",
+    ),
+    ("network", "openai.APITimeoutError: Request timed out."),
+    (
+        "network",
+        "TypeError: fetch failed\n  [cause]: ConnectTimeoutError: Connect Timeout Error (attempted "
+        "address: api.openai.com:443, timeout: 10000ms)",
+    ),
+    ("network", 'Post "https://api.openai.com/v1/responses": dial tcp 104.18.7.192:443: i/o timeout'),
+    (
+        "hardware",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has "
+        "a total capacity of 23.64 GiB of which 1.50 MiB is free.",
+    ),
+    ("hardware", "llama_model_load: error loading model: unable to allocate CUDA0 buffer"),
+    ("hardware", "Error: model requires more system memory (5.5 GiB) than is available (3.1 GiB)"),
+    (
+        "hardware",
+        "RuntimeError: MPS backend out of memory (MPS allocated: 8.00 GB, other allocations: "
+        "1.00 GB, max allowed: 9.07 GB).",
+    ),
+    ("hardware", "ggml_vulkan: Device memory allocation of size 4294967296 failed. ErrorOutOfDeviceMemory"),
+    (
+        "client",
+        "openai.BadRequestError: Error code: 400 - {'error': {'message': \"Unsupported value: "
+        "'temperature' does not support 0.2 with this model. Only the default (1) value is "
+        "supported.\", 'type': 'invalid_request_error', 'param': 'temperature', 'code': 'unsupported_value'}}"
+        "",
+    ),
+    (
+        "client",
+        "litellm.BadRequestError: LLM Provider NOT provided. Pass in the LLM provider you "
+        "are trying to call. You passed model=claude-3",
+    ),
+    ("client", "Error: 404 page not found"),
+    (
+        "client",
+        "openai.NotFoundError: Error code: 404 - {'error': {'message': 'The model `gpt-4o-mni` "
+        "does not exist or you do not have access to it.', 'type': 'invalid_request_error', "
+        "'param': None, 'code': 'model_not_found'}}",
+    ),
+    ("client", "Invalid URL (POST /v1/chat/completions/chat/completions)"),
+    (
+        "client",
+        "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+    ),
+    (
+        "client",
+        "ValueError: Did not find openai_api_key, please add an environment variable `OPENAI_API_KEY` "
+        "which contains it, or pass `openai_api_key` as a named parameter.",
+    ),
+    ("capacity", "HTTP 529"),
+    ("quota", "HTTP 429 Too Many Requests"),
+    ("account", "403 Forbidden"),
+    ("client", "Error code: 404 - model gpt-9 not found"),
+    ("network", "HTTP 407"),
+]
+
+
+@pytest.mark.parametrize(("cause", "text"), FRESH, ids=[f"{c}-{i}" for i, (c, _) in enumerate(FRESH)])
+def test_explain_names_the_cause_of_fresh_texts(cause: str, text: str) -> None:
+    assert explain(text).verdict.cause == cause
