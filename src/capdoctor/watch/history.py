@@ -78,7 +78,9 @@ def scan_of(rounds: Sequence[RoundRecord], tz: tzinfo | None = None) -> ScanResu
     when a later attempt of that model in the round answered — the retry facts the scanner reads from logs.
     `last_success` holds the index of the last answered attempt, so "went quiet on its last error" works too.
     """
-    from capdoctor.signatures import BY_ID
+    from capdoctor.signatures import by_id
+
+    table = by_id()
 
     result = ScanResult(engine="history")
     for index, (rnd, seq, a) in enumerate(_ordered(rounds)):
@@ -103,9 +105,9 @@ def scan_of(rounds: Sequence[RoundRecord], tz: tzinfo | None = None) -> ScanResu
                 offset=index,
             )
         )
-        if a.signature not in BY_ID:
+        if a.signature is None or a.signature not in table:
             continue  # counted in the rates and patterns; only rows the table knows become findings
-        stat = result.stats.setdefault(a.signature, SigStat(a.signature, BY_ID[a.signature].cause.value))
+        stat = result.stats.setdefault(a.signature, SigStat(a.signature, table[a.signature].cause.value))
         stat.count += 1
         stat.first = ts if stat.first is None else min(stat.first, ts)
         stat.last = ts if stat.last is None else max(stat.last, ts)
