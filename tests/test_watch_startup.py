@@ -1,4 +1,4 @@
-"""Watch mode costs the other commands nothing at start-up: `sqlite3`, `prometheus_client`, `platformdirs` and the
+"""Watch mode costs the other commands nothing at start-up: `sqlite3`, `prometheus_client` and the
 watch package are imported only by `watch`, `history` and `logs --into` (checked with `python -X importtime`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-WATCH_ONLY = ("sqlite3", "_sqlite3", "prometheus_client", "platformdirs", "capdoctor.watch")
+WATCH_ONLY = ("sqlite3", "_sqlite3", "prometheus_client", "capdoctor.watch")
 
 
 def imported(*args: str) -> set[str]:

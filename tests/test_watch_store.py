@@ -272,3 +272,16 @@ def test_sigkill_mid_transaction_loses_at_most_the_round_in_flight(tmp_path: Pat
         assert len(rounds) >= committed
         assert all(len(r.record.attempts) == per_round for r in rounds)  # no half-written round
         store.record(_round(T0), retention_days=None)  # and it still takes writes
+
+
+def test_the_default_history_lives_in_capdoctors_one_user_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--db` defaults to the data folder `context.user_dir` gives (the same answer that places capdoctor.toml)."""
+    from capdoctor.context import user_dir
+    from capdoctor.watch.command import DB_NAME, default_db
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "local"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert default_db() == user_dir("data", dict(os.environ), Path.home(), sys.platform) / DB_NAME
+    if sys.platform.startswith("linux"):
+        assert default_db() == tmp_path / "data" / "capdoctor" / DB_NAME

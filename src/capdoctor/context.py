@@ -61,7 +61,7 @@ class Target:
         }
 
 
-def _user_dir(kind: str, env: Mapping[str, str], home: Path, platform: str) -> Path:
+def user_dir(kind: str, env: Mapping[str, str], home: Path, platform: str) -> Path:
     """The platform's per-user directory of `kind` ("config", "cache" or "data") for capdoctor."""
     if platform == "win32":
         base = env.get("APPDATA" if kind == "config" else "LOCALAPPDATA")
@@ -111,17 +111,17 @@ class Context:
     @property
     def config_dir(self) -> Path:
         """Where the user's `capdoctor.toml` lives on this platform."""
-        return _user_dir("config", self.env, self.home, self.platform)
+        return user_dir("config", self.env, self.home, self.platform)
 
     @property
     def cache_dir(self) -> Path:
         """Where capdoctor caches status pages and latest-version lookups."""
-        return _user_dir("cache", self.env, self.home, self.platform)
+        return user_dir("cache", self.env, self.home, self.platform)
 
     @property
     def data_dir(self) -> Path:
         """Where capdoctor keeps last-seen facts between runs (e.g. the OS version)."""
-        return _user_dir("data", self.env, self.home, self.platform)
+        return user_dir("data", self.env, self.home, self.platform)
 
     def http_client(self, *, timeout: float = 10.0, trust_env: bool = False, **kwargs: Any) -> httpx.Client:
         """An httpx client bounded by the deadline, with capdoctor's User-Agent.

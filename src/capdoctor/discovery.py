@@ -38,7 +38,7 @@ from capdoctor.clientconfig import (
     show,
     type_problem,
 )
-from capdoctor.context import Target, _user_dir
+from capdoctor.context import Target, user_dir
 from capdoctor.errors import ConfigError, UsageError
 from capdoctor.hosts import is_loopback, url_port_open
 from capdoctor.keys import describe_key, problem_text, shape_text
@@ -105,7 +105,7 @@ def _str(file: str, text: str, table: Mapping[str, Any], key: str) -> str | None
 
 def config_files(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -> list[Path]:
     """The capdoctor.toml files in precedence order: project (cwd), then the user config dir."""
-    return [cwd / CONFIG_NAME, _user_dir("config", env, home, platform) / CONFIG_NAME]
+    return [cwd / CONFIG_NAME, user_dir("config", env, home, platform) / CONFIG_NAME]
 
 
 def _toml_layer(path: Path, home: Path) -> Layer:

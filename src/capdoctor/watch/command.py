@@ -6,7 +6,7 @@ that does not exist — is one `UsageError` line (exit 2) before the first reque
 line per round on `out` and warnings and the closing line on `err`; SIGINT and SIGTERM stop it cleanly
 (exit 0): between rounds at once, during a round's probes by abandoning that round, during a round's
 recording after the write. Every line is scrubbed of secrets; the history document is redacted before it is
-printed. `sqlite3`, `prometheus_client` and `platformdirs` are imported here, never at CLI start-up.
+printed. `sqlite3` and `prometheus_client` are imported here, never at CLI start-up.
 """
 
 from __future__ import annotations
@@ -35,10 +35,13 @@ DB_NAME = "history.sqlite3"
 
 
 def default_db() -> Path:
-    """Where the history lives unless `--db` says otherwise: the user data directory of this OS."""
-    import platformdirs
+    """Where the history lives unless `--db` says otherwise: capdoctor's user data directory on this OS (the one
+    `context.user_dir` answer, which also places capdoctor.toml and the cache)."""
+    import sys
 
-    return platformdirs.user_data_path("capdoctor", appauthor=False) / DB_NAME
+    from capdoctor.context import user_dir
+
+    return user_dir("data", os.environ, Path.home(), sys.platform) / DB_NAME
 
 
 @dataclass(frozen=True)
