@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +34,7 @@ from capdoctor.probes.local_clients import (
 )
 from capdoctor.probes.local_versions import FAR_BEHIND_DEFAULT, Lag, Version, far_behind, lag, parse_version
 from capdoctor.registry import Registered
+from capdoctor.threads import map_parallel
 
 if TYPE_CHECKING:
     from capdoctor.context import Context
@@ -81,7 +81,7 @@ def _version_timeout(ctx: Context) -> float:
 
 def _discover(ctx: Context) -> tuple[list[Install], Install | None, dict[str, str], str | None]:
     """Installed clients (with versions), Node.js when an npm client needs it, and the user's Python SDKs."""
-    from capdoctor.probes.local_commands import find_all, run_command
+    from capdoctor.probes.local_commands import CommandOutput, find_all, run_command
 
     env = dict(ctx.env)
     located = {spec.id: find_all(spec.executable, env, ctx.platform)[:MAX_COPIES] for spec in CLIENTS}
@@ -99,10 +99,10 @@ def _discover(ctx: Context) -> tuple[list[Install], Install | None, dict[str, st
     timeout = _version_timeout(ctx)
     outputs: dict[tuple[str, Path], CommandOutput] = {}
     if jobs:
-        with ThreadPoolExecutor(max_workers=min(8, len(jobs))) as pool:
-            results = pool.map(lambda j: run_command(j[2], env, timeout), jobs)
-            for (cid, path, _), out in zip(jobs, results, strict=True):
-                outputs[(cid, path)] = out
+        # each command is killed at `timeout`; the budget's extra second covers the kill and the pipe's close
+        results = map_parallel(lambda j: run_command(j[2], env, timeout), jobs, timeout + 1.0, None, "version")
+        for (cid, path, argv), out in zip(jobs, results, strict=True):
+            outputs[(cid, path)] = out or CommandOutput(tuple(argv), error=f"timed out after {timeout:.1f} s")
     installs: list[Install] = []
     for spec in CLIENTS:
         paths = located[spec.id]

@@ -16,12 +16,13 @@ error-text table, or raise.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from capdoctor.check import Need
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
 from capdoctor.registry import Registered
+from capdoctor.threads import map_parallel
+from capdoctor.urls import join
 
 if TYPE_CHECKING:
     from capdoctor.context import Context
@@ -106,15 +107,14 @@ def _servers(ctx: Context) -> list[ServerInfo]:
 
     cands = candidates(ctx.env, ctx.options, ctx.target)
     timeout = ctx.timeout(float(ctx.options.get("local_probe_timeout", PROBE_TIMEOUT_S)))
-    with ThreadPoolExecutor(max_workers=len(cands)) as pool:
-        open_flags = list(pool.map(lambda c: port_open(c[1], timeout), cands))
+    open_flags = map_parallel(lambda c: port_open(c[1], timeout), cands, timeout + 0.2, False, "port")
     live = [c for c, ok in zip(cands, open_flags, strict=True) if ok]
     if not live:
         return []
     target_root = api_root(ctx.target.base_url) if ctx.target and is_local(ctx.target.base_url) else None
     with ctx.http_client(timeout=max(timeout, 1.0)) as client:
-        with ThreadPoolExecutor(max_workers=len(live)) as pool:
-            found = [s for s in pool.map(lambda c: probe_server(client, c[0], c[1]), live) if s is not None]
+        probed = map_parallel(lambda c: probe_server(client, c[0], c[1]), live, ctx.remaining(), None, "server")
+        found = [s for s in probed if s is not None]
         for server in found:
             server.is_target = _serves_target(server, target_root, ctx.target.model if ctx.target else "")
             if (
@@ -130,7 +130,7 @@ def _servers(ctx: Context) -> list[ServerInfo]:
                     from capdoctor.probes.local_servers import parse_ollama_ps
 
                     try:
-                        resp = client.get(server.base_url + "/api/ps")
+                        resp = client.get(join(server.base_url, "api/ps"))
                         server.models = parse_ollama_ps(resp.json()) if resp.status_code == 200 else server.models
                     except Exception:  # the load worked; a failed re-read only loses the offload figure
                         pass

@@ -14,16 +14,15 @@ The decision (`assess`) is a pure function over the measured rows, tested table-
 from __future__ import annotations
 
 import importlib.util
-import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from capdoctor.check import Need
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
 from capdoctor.registry import Registered
+from capdoctor.threads import run_parallel
 
 if TYPE_CHECKING:
     from capdoctor.context import Context
@@ -91,9 +90,9 @@ def models_url(base_url: str) -> str:
     Userinfo, query and fragment are dropped: a key in `?key=` or `user:pass@` must never travel to a proxy
     we are only testing, nor appear in the report.
     """
-    p = urlsplit(base_url.strip())
-    netloc = p.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((p.scheme, netloc, p.path.rstrip("/") + "/models", "", ""))
+    from capdoctor.urls import join, without_query
+
+    return join(without_query(base_url.strip()), "models")
 
 
 def plan_paths(env: Mapping[str, str], url: str, system_proxy: str | None,
@@ -115,26 +114,6 @@ def plan_paths(env: Mapping[str, str], url: str, system_proxy: str | None,
     if system_proxy and system_proxy.rstrip("/") != (choice.url or "").rstrip("/"):
         specs.append(PathSpec(f"system proxy ({system_source})", system_proxy))
     return specs
-
-
-def _run_parallel(jobs: Sequence[tuple[str, Callable[[], Any]]], budget: float) -> dict[str, Any]:
-    """Run each job in a daemon thread and collect what finished within `budget` seconds."""
-    out: dict[str, Any] = {}
-    lock = threading.Lock()
-
-    def wrap(key: str, fn: Callable[[], Any]) -> None:
-        value = fn()
-        with lock:
-            out[key] = value
-
-    threads = [threading.Thread(target=wrap, args=(k, fn), daemon=True, name=f"path-{k}") for k, fn in jobs]
-    for t in threads:
-        t.start()
-    end = time.monotonic() + budget
-    for t in threads:
-        t.join(max(0.0, end - time.monotonic()))
-    with lock:
-        return dict(out)
 
 
 def _ms(value: float | None) -> str:
@@ -332,7 +311,7 @@ def _families(addresses: Sequence[str], port: int, timeout: float) -> list[dict[
     v6 = next((a for a in addresses if ":" in a), None)
     if not (v4 and v6):
         return []
-    results = _run_parallel([(fam, lambda a=addr: tcp_connect(a, port, timeout))  # type: ignore[misc]
+    results = run_parallel([(fam, lambda a=addr: tcp_connect(a, port, timeout))  # type: ignore[misc]
                              for fam, addr in (("ipv4", v4), ("ipv6", v6))], timeout + 0.2)
     out = []
     for fam, addr in (("ipv4", v4), ("ipv6", v6)):
@@ -403,7 +382,7 @@ class PathsCheck(Registered, check_id="paths"):
             jobs += [(f"r:{s.name}", job(s, ref_url, True)) for s in specs]
         fam_timeout = min(3.0, budget / 2)
         jobs.append(("families", lambda: _families(time_dns(host, port, fam_timeout)[1], port, fam_timeout)))
-        done = _run_parallel(jobs, budget + 0.2)
+        done = run_parallel(jobs, budget + 0.2)
 
         def row(key: str, spec: PathSpec, u: str) -> PathResult:
             got = done.get(key)

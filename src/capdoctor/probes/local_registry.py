@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
+
+from capdoctor.threads import map_parallel
+from capdoctor.urls import join
 
 if TYPE_CHECKING:
     import httpx
@@ -24,17 +26,19 @@ NPM_REGISTRY = "https://registry.npmjs.org"
 PYPI_URL = "https://pypi.org"
 CACHE_TTL_S = 24 * 3600
 CACHE_FILE = "latest-versions.json"
+FETCH_BUDGET_S = 10.0
+"""The most the registry look-ups wait, all together (each request has its own, shorter deadline)."""
 NPM_ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*"
 
 
 def npm_url(registry: str, package: str) -> str:
     """The packument URL: scoped names keep `@` but encode the slash (`@openai%2Fcodex`), as npm does."""
-    return f"{registry.rstrip('/')}/{quote(package, safe='@')}"
+    return join(registry, quote(package, safe="@"))
 
 
 def pypi_json_url(base: str, project: str) -> str:
     """The PyPI JSON API URL of `project` (`/pypi/<project>/json`)."""
-    return f"{base.rstrip('/')}/pypi/{quote(project, safe='')}/json"
+    return join(base, f"pypi/{quote(project, safe='')}/json")
 
 
 def parse_npm_latest(body: Any) -> str | None:
@@ -129,8 +133,9 @@ def latest_versions(
                 return key, ckey, None
             return key, ckey, parse_npm_latest(body) if key.startswith("npm:") else parse_pypi_latest(body)
 
-        with ThreadPoolExecutor(max_workers=min(8, len(to_fetch))) as pool:
-            fetched = list(pool.map(fetch, to_fetch))
+        # each request is bounded by the client's whole-request deadline; the budget only backs that up
+        got = map_parallel(fetch, to_fetch, FETCH_BUDGET_S, None, "registry")
+        fetched = [g or (key, ckey, None) for g, (key, ckey, _) in zip(got, to_fetch, strict=True)]
     changed = False
     for key, ckey, version in fetched:
         out[key] = version

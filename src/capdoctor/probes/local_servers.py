@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from capdoctor import urls
 from capdoctor.hosts import hostname, is_loopback, url_port_open
 
 if TYPE_CHECKING:
@@ -140,8 +141,7 @@ def normalize_ollama_host(value: str) -> str:
 
 def api_root(base_url: str) -> str:
     """A server's root from an OpenAI-style base URL: `http://h:11434/v1` → `http://h:11434`."""
-    base = base_url.rstrip("/")
-    return base[:-3] if base.endswith("/v1") else base
+    return urls.root(base_url, ("/v1",))
 
 
 def is_local(base_url: str) -> bool:
@@ -200,7 +200,7 @@ def probe_server(client: httpx.Client, hint: str | None, base: str) -> ServerInf
 
     def get(path: str) -> httpx.Response | None:
         try:
-            return client.get(base + path)
+            return client.get(urls.join(base, path))
         except httpx.HTTPError:
             return None
 
@@ -260,7 +260,7 @@ def ollama_load(client: httpx.Client, base: str, model: str, timeout: float) -> 
 
     try:
         resp = client.post(
-            base + "/api/chat",
+            urls.join(base, "api/chat"),
             content=json.dumps({"model": model, "messages": [], "stream": False}),
             headers={"content-type": "application/json"},
             timeout=timeout,

@@ -123,7 +123,9 @@ def summary_url(url: str) -> str:
     """The machine-readable URL for a status page root (`…/api/v2/summary.json`); JSON URLs pass through."""
     if url.endswith(".json") or "/proxy/" in url:
         return url
-    return url.rstrip("/") + "/api/v2/summary.json"
+    from capdoctor.urls import join
+
+    return join(url, "api/v2/summary.json")
 
 
 @dataclass(frozen=True)

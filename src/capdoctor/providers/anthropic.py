@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from capdoctor import urls
 from capdoctor.context import Target
 from capdoctor.probes.sse import Event
 from capdoctor.providers.base import (
@@ -39,8 +40,7 @@ ANTHROPIC_RATELIMIT = HeaderFamily(
 
 
 def _root(base_url: str) -> str:
-    base = base_url.rstrip("/")
-    return base[: -len("/v1")] if base.endswith("/v1") else base
+    return urls.root(base_url, ("/v1",))
 
 
 class AnthropicAdapter(Adapter):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from capdoctor import urls
 from capdoctor.text import shorten
 
 if TYPE_CHECKING:
@@ -206,8 +207,8 @@ def error_fields(obj: Any) -> ErrorInfo | None:
 
 
 def join(base: str, path: str) -> str:
-    """`base` + `/path` with exactly one slash between them."""
-    return base.rstrip("/") + "/" + path.lstrip("/")
+    """`path` under `base`, the base's query kept (see `capdoctor.urls.join`, the one joining rule)."""
+    return urls.join(base, path)
 
 
 def host_of(url: str) -> str:

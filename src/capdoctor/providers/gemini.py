@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from capdoctor import urls
 from capdoctor.context import Target
 from capdoctor.providers.base import (
     OK,
@@ -27,11 +28,7 @@ from capdoctor.providers.base import (
 
 
 def _root(base_url: str) -> str:
-    base = base_url.rstrip("/")
-    for suffix in ("/v1beta", "/v1"):
-        if base.endswith(suffix):
-            return base[: -len(suffix)]
-    return base
+    return urls.root(base_url, ("/v1beta", "/v1"))
 
 
 class GeminiAdapter(Adapter):
