@@ -42,8 +42,9 @@ def run_parallel(jobs: Sequence[tuple[K, Callable[[], V]]], budget: float, name:
         with lock:
             out[key] = value
 
-    threads = [threading.Thread(target=wrap, args=(k, fn), daemon=True, name=f"{name}-{i}")
-               for i, (k, fn) in enumerate(jobs)]
+    threads = [
+        threading.Thread(target=wrap, args=(k, fn), daemon=True, name=f"{name}-{i}") for i, (k, fn) in enumerate(jobs)
+    ]
     for t in threads:
         t.start()
     end = time.monotonic() + max(0.0, budget)
@@ -55,8 +56,7 @@ def run_parallel(jobs: Sequence[tuple[K, Callable[[], V]]], budget: float, name:
         return dict(out)
 
 
-def map_parallel(fn: Callable[[T], V], items: Sequence[T], budget: float, default: V,
-                 name: str = "job") -> list[V]:
+def map_parallel(fn: Callable[[T], V], items: Sequence[T], budget: float, default: V, name: str = "job") -> list[V]:
     """`fn` over `items` at once, in order; an item whose call did not finish within `budget` gets `default`."""
     done = run_parallel([(i, partial(fn, item)) for i, item in enumerate(items)], budget, name)
     return [done.get(i, default) for i in range(len(items))]
