@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from capdoctor.context import Target
-from capdoctor.discovery import DiscoveryFlags, describe, discover, load_options, shell_exports
+from capdoctor.discovery import (
+    DiscoveryFlags,
+    config_warnings,
+    describe,
+    discover,
+    load_options,
+    read_config_files,
+    shell_exports,
+)
 from capdoctor.errors import ConfigError, UsageError
 from tests.conftest import free_port
 
@@ -127,16 +136,35 @@ def test_malformed_toml_names_file_and_line(home: Path, cwd: Path) -> None:
         find(home, cwd)
 
 
-def test_malformed_codex_toml(home: Path, cwd: Path) -> None:
+def broken_files(home: Path, cwd: Path, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    return [f for f in describe(None, env or {}, home, cwd, "linux")["findings"]
+            if f["kind"] == "client_config_broken"]
+
+
+def test_malformed_codex_toml_is_a_finding_not_a_stop(home: Path, cwd: Path) -> None:
     write(home / ".codex/config.toml", "model = 'x'\n[model_providers\n")
-    with pytest.raises(ConfigError, match=r"~/.codex/config.toml: invalid TOML.*line 2"):
-        find(home, cwd, {"OPENAI_API_KEY": FAKE})
+    t = find(home, cwd, {"OPENAI_API_KEY": FAKE}, model="gpt-5.5")
+    assert (t.provider, t.model, t.sources["model"]) == ("openai", "gpt-5.5", "flag --model")
+    [broken] = broken_files(home, cwd)
+    assert broken["source"] == "~/.codex/config.toml" and broken["cause"] == "client"
+    assert "invalid TOML" in broken["message"] and "line 2" in broken["message"]
 
 
-def test_codex_wrong_type_names_file_and_line(home: Path, cwd: Path) -> None:
+def test_codex_wrong_type_is_left_out_and_named_with_its_line(home: Path, cwd: Path) -> None:
     write(home / ".codex/config.toml", 'model_provider = "relay"\nmodel = 5\n')
-    with pytest.raises(ConfigError, match=r"~/.codex/config.toml:2: 'model' must be a string, not int"):
-        find(home, cwd, {"OPENAI_API_KEY": FAKE})
+    t = find(home, cwd, {"OPENAI_API_KEY": FAKE})
+    assert t.sources["model"] == "default"
+    [broken] = broken_files(home, cwd)
+    assert "~/.codex/config.toml:2: 'model' must be a string, not int" in broken["message"]
+
+
+def test_unusable_base_url_in_a_client_file_is_left_out_and_named(home: Path, cwd: Path) -> None:
+    write(home / ".codex/config.toml", 'model_provider = "relay"\n[model_providers.relay]\n'
+                                       'base_url = "http://[::1/v1"\nenv_key = "RELAY_KEY"\n')
+    t = find(home, cwd, {"RELAY_KEY": FAKE})
+    assert "[::1" not in t.base_url and t.sources["base_url"] == "default"
+    [broken] = broken_files(home, cwd)
+    assert broken["source"] == "~/.codex/config.toml:3" and "http://[::1/v1" in broken["message"]
 
 
 def test_claude_project_settings_override_user_settings(home: Path, cwd: Path) -> None:
@@ -149,10 +177,42 @@ def test_claude_project_settings_override_user_settings(home: Path, cwd: Path) -
     assert t.sources["base_url"] == "~/.claude/settings.json env"
 
 
-def test_malformed_claude_json_names_line(home: Path, cwd: Path) -> None:
+def test_malformed_claude_json_is_a_finding_with_its_line(home: Path, cwd: Path) -> None:
     write(home / ".claude/settings.json", '{\n  "env": {\n    "ANTHROPIC_MODEL": "x",\n  }\n}\n')
-    with pytest.raises(ConfigError, match=r"~/.claude/settings.json:4: invalid JSON"):
+    t = find(home, cwd, {"ANTHROPIC_API_KEY": FAKE})
+    assert t.provider == "anthropic" and t.sources["model"] == "default"
+    [broken] = broken_files(home, cwd)
+    assert broken["message"].startswith("~/.claude/settings.json:4: invalid JSON")
+
+
+@pytest.mark.parametrize(("flags", "phrase"), [
+    ({"base_url": ""}, "--base-url '' (flag --base-url) is empty"),
+    ({"model": ""}, "--model '' (flag --model) is empty"),
+    ({"model": "  "}, "is empty"),
+    ({"provider": ""}, "--provider '' (flag --provider) is empty"),
+    ({"alt_models": ("",)}, "--alt-model '' (flag --alt-model) is empty"),
+    ({"api_key_env": "MY KEY"}, "contains a blank"),
+    ({"base_url": "http://[::1"}, "Invalid IPv6 URL"),
+    ({"base_url": "http://h:70000/v1"}, "out of range"),
+    ({"base_url": "http://h/v1\r\nX: y"}, "carriage return"),
+    ({"model": "gpt\n5"}, "control character"),
+])
+def test_empty_or_unusable_flags_are_refused_not_replaced(home: Path, cwd: Path, flags: dict[str, Any],
+                                                         phrase: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(phrase)):
+        discover(DiscoveryFlags(**flags), {"OPENAI_API_KEY": FAKE}, home, cwd, "linux")
+
+
+def test_unusable_values_from_capdoctor_toml_and_env_are_refused(home: Path, cwd: Path) -> None:
+    write(cwd / "capdoctor.toml", 'provider = "openai"\nbase_url = "http://[::1"\n')
+    with pytest.raises(ConfigError, match=re.escape("capdoctor.toml:2: base_url 'http://[::1' is not a valid URL")):
         find(home, cwd)
+    write(cwd / "capdoctor.toml", '[target]\nmodel = ""\n')
+    with pytest.raises(ConfigError, match=r"capdoctor.toml:2: model '' is empty"):
+        find(home, cwd)
+    (cwd / "capdoctor.toml").unlink()
+    with pytest.raises(UsageError, match=re.escape("(env OPENAI_BASE_URL) has port 0")):
+        find(home, cwd, {"OPENAI_API_KEY": FAKE, "OPENAI_BASE_URL": "http://h:0/v1"})
 
 
 def test_wrong_types_and_values(home: Path, cwd: Path) -> None:
@@ -167,10 +227,34 @@ def test_wrong_types_and_values(home: Path, cwd: Path) -> None:
 
 
 def test_options(home: Path, cwd: Path) -> None:
-    write(home / ".config/capdoctor/capdoctor.toml", '[options]\nstatus_url = "http://user"\nsince = "2h"\n')
+    env = {"XDG_CONFIG_HOME": str(home / ".config")}
+    write(home / ".config/capdoctor/capdoctor.toml",
+          '[options]\nstatus_url = "http://user"\nsince = "2h"\nmodels.max_attempts = 2\n')
     write(cwd / "capdoctor.toml", '[options]\nstatus_url = "http://project"\n')
-    opts = load_options(cwd, home, {"XDG_CONFIG_HOME": str(home / ".config")}, "linux")
-    assert opts == {"status_url": "http://project", "since": "2h"}
+    opts = load_options(read_config_files(cwd, home, env, "linux"), {"since": "3d"}, env)
+    assert (opts["status_url"], opts["since"], opts["models.max_attempts"]) == ("http://project", "3d", 2)
+    assert opts.source("status_url") == f"{cwd}/capdoctor.toml:2"
+    assert opts.source("since") == "flag --since"
+    assert opts.source("models.max_attempts") == "~/.config/capdoctor/capdoctor.toml:4"
+    assert (opts["timeout"], opts.source("timeout")) == (30.0, "default")
+
+
+def test_bad_option_values_name_value_file_and_line(home: Path, cwd: Path) -> None:
+    write(cwd / "capdoctor.toml", '[options]\n"models.max_attempts" = "three"\n')
+    with pytest.raises(UsageError, match=re.escape(
+            f"option 'models.max_attempts' 'three' ({cwd}/capdoctor.toml:2) must be a whole number")):
+        load_options(read_config_files(cwd, home, {}, "linux"), {}, {})
+
+
+def test_unknown_tables_and_keys_are_named_with_the_closest_name(home: Path, cwd: Path) -> None:
+    write(cwd / "capdoctor.toml", '[optoins]\nsince = "1d"\n[target]\nmodle = "x"\n[options]\nsince = "2d"\n'
+                                  'status_ulr = "http://x"\n')
+    warnings = config_warnings(read_config_files(cwd, home, {}, "linux"))
+    assert warnings == [
+        f"{cwd}/capdoctor.toml: unknown table [optoins] (did you mean [options]?)",
+        f"{cwd}/capdoctor.toml: unknown key 'modle' in [target] (did you mean 'model'?)",
+        f"{cwd}/capdoctor.toml: unknown option 'status_ulr' in [options] (did you mean 'status_url'?)",
+    ]
 
 
 def test_describe_never_contains_the_key_and_flags_dead_loopback(home: Path, cwd: Path) -> None:

@@ -16,6 +16,7 @@ import typer
 
 from capdoctor import __version__, choices
 from capdoctor.exitcodes import ExitCode
+from capdoctor.options import help_for
 
 if TYPE_CHECKING:
     from capdoctor.render.view import View
@@ -45,9 +46,9 @@ AltModels = Annotated[list[str] | None, typer.Option("--alt-model", help="An alt
                                                      rich_help_panel="Target")]
 KeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="The NAME of the variable holding the key.",
                                             rich_help_panel="Target")]
-LogOpt = Annotated[list[Path] | None, typer.Option("--log", help="A log file or folder to scan (repeatable).",
+LogOpt = Annotated[list[Path] | None, typer.Option("--log", help=help_for("logs") + " Repeatable.",
                                                    rich_help_panel="Target")]
-Timeout = Annotated[float, typer.Option(help="One deadline in seconds for the whole run.", min=1, max=600)]
+Timeout = Annotated[str | None, typer.Option("--timeout", metavar="SECONDS", help=help_for("timeout"))]
 Only = Annotated[list[str] | None, typer.Option("--only", help="Run only these check ids (comma list).")]
 Skip = Annotated[list[str] | None, typer.Option("--skip", help="Skip these check ids (comma list).")]
 NoInference = Annotated[bool, typer.Option("--no-inference", help="Only calls that spend no tokens.")]
@@ -58,8 +59,21 @@ Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Show every findi
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict line.")]
 NoColor = Annotated[bool, typer.Option("--no-color", help="No colour (NO_COLOR and FORCE_COLOR are honoured too).")]
 Scenario = Annotated[str, typer.Option(click_type=choices.scenarios(), help="Simulator scenario.")]
-RefUrl = Annotated[str | None, typer.Option("--reference-url", help="Neutral URL for the 'is the internet up' test.")]
-Since = Annotated[str | None, typer.Option("--since", help="Only log data newer than this (e.g. 7d, 12h).")]
+RefUrl = Annotated[str | None, typer.Option("--reference-url", help=help_for("reference_url"))]
+Since = Annotated[str | None, typer.Option("--since", help=help_for("since"))]
+
+
+_PROCESS_CLOCK = [False]
+"""True while `main` runs as the process itself: the timeout then counts from the process start."""
+
+
+def _started() -> float | None:
+    """The instant the timeout counts from: the process start when capdoctor is the process, else None (now)."""
+    if not _PROCESS_CLOCK[0]:
+        return None
+    from capdoctor.startclock import process_started
+
+    return process_started()
 
 
 def _version(value: bool) -> None:
@@ -76,26 +90,43 @@ def _root(
     """capdoctor runs the triage a seasoned engineer would, cheap to expensive, and names the cause."""
 
 
-def _target(provider: str | None, base_url: str | None, model: str | None, alt_models: list[str] | None,
-            api_key_env: str | None, logs: list[Path] | None) -> Any:
-    from capdoctor.discovery import DiscoveryFlags, discover
+def _flags(provider: str | None, base_url: str | None, model: str | None, alt_models: list[str] | None,
+           api_key_env: str | None, logs: list[Path] | None) -> Any:
+    from capdoctor.discovery import DiscoveryFlags
 
-    flags = DiscoveryFlags(provider=provider, base_url=base_url, model=model, alt_models=tuple(alt_models or ()),
-                           api_key_env=api_key_env, logs=tuple(logs or ()))
-    return discover(flags, dict(os.environ), Path.home(), Path.cwd(), sys.platform)
+    return DiscoveryFlags(provider=provider, base_url=base_url, model=model, alt_models=tuple(alt_models or ()),
+                          api_key_env=api_key_env, logs=tuple(logs or ()))
 
 
-def _options(reference_url: str | None, since: str | None, logs: list[Path] | None) -> dict[str, Any]:
-    from capdoctor.discovery import load_options
+def _option_flags(timeout: str | None = None, since: str | None = None, reference_url: str | None = None,
+                  logs: list[Path] | None = None) -> dict[str, Any]:
+    """The flags that set options, by option name (see `capdoctor.options`)."""
+    return {"timeout": timeout, "since": since, "reference_url": reference_url, "logs": [str(p) for p in logs or ()]}
 
-    options: dict[str, Any] = dict(load_options(Path.cwd(), Path.home(), dict(os.environ), sys.platform))
-    if reference_url:
-        options["reference_url"] = reference_url
-    if since:
-        options["since"] = since
-    if logs:
-        options["logs"] = [str(p) for p in logs]
-    return options
+
+def _setup(flags: Any, option_flags: dict[str, Any]) -> tuple[Any, Any]:
+    """(target, options): capdoctor.toml read once, unknown keys warned about, every value checked.
+
+    Raises `UsageError` (exit 2) for a bad value before anything is sent anywhere.
+    """
+    from capdoctor.discovery import config_warnings, discover, load_options, read_config_files
+
+    env, home, cwd = dict(os.environ), Path.home(), Path.cwd()
+    files = read_config_files(cwd, home, env, sys.platform)
+    for line in config_warnings(files):
+        _say(f"capdoctor: warning: {line}")
+    options = load_options(files, option_flags, env)
+    target = discover(flags, env, home, cwd, sys.platform, files) if flags is not None else None
+    return target, options
+
+
+def _say(message: str) -> None:
+    """One line on stderr, scrubbed: messages can quote URLs, config lines or headers."""
+    from capdoctor.engine import env_secrets
+    from capdoctor.redact import redact_text
+    from capdoctor.text import one_line
+
+    print(one_line(redact_text(message, env_secrets(os.environ), str(Path.home()))), file=sys.stderr)
 
 
 def _run(request: Any, view: View, header: str) -> int:
@@ -112,6 +143,10 @@ def _run(request: Any, view: View, header: str) -> int:
     if view.json_out and view.report_to_stdout:
         raise UsageError("--json and --report - both print on stdout; use one of them")
     writer = for_path(view.report) if view.report else None
+    if view.report and not view.report_to_stdout:
+        from capdoctor.report import check_destination
+
+        check_destination(view.report)  # a missing or read-only folder is said now, not after the whole run
     checks = request.checks if request.checks is not None else registry.select(request.only, request.skip)
     request.checks = checks
     console = consoles.console_for(sys.stdout, view.no_color)
@@ -152,12 +187,13 @@ def _view(json_out: bool, report: Path | None, verbose: bool, quiet: bool, no_co
     return View(json_out, report, verbose, quiet, no_color)
 
 
-def _request(target: Any, timeout: float, only: list[str] | None, skip: list[str] | None, no_inference: bool,
-             verbose: bool, options: dict[str, Any]) -> Any:
+def _request(target: Any, options: Any, only: list[str] | None, skip: list[str] | None, no_inference: bool,
+             verbose: bool, started: float | None) -> Any:
     from capdoctor.engine import RunRequest
 
-    return RunRequest(target=target, env=dict(os.environ), home=Path.home(), cwd=Path.cwd(), timeout=timeout,
-                      only=only, skip=skip, no_inference=no_inference, verbose=verbose, options=options)
+    return RunRequest(target=target, env=dict(os.environ), home=Path.home(), cwd=Path.cwd(),
+                      timeout=options["timeout"], only=only, skip=skip, no_inference=no_inference, verbose=verbose,
+                      options=options, started=started)
 
 
 def _validate(only: list[str] | None, skip: list[str] | None) -> None:
@@ -184,14 +220,15 @@ def checks_cmd(json_out: JsonOut = False, no_color: NoColor = False) -> None:
 @app.command("diagnose")
 def diagnose_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
                  alt_model: AltModels = None, api_key_env: KeyEnv = None, log: LogOpt = None,
-                 timeout: Timeout = 30.0, only: Only = None, skip: Skip = None, no_inference: NoInference = False,
+                 timeout: Timeout = None, only: Only = None, skip: Skip = None, no_inference: NoInference = False,
                  json_out: JsonOut = False, report: ReportOut = None, verbose: Verbose = False,
                  reference_url: RefUrl = None, since: Since = None, quiet: Quiet = False,
                  no_color: NoColor = False) -> None:
     """Run every check, staged cheap to expensive, then print the verdict."""
     _validate(only, skip)
-    target = _target(provider, base_url, model, alt_model, api_key_env, log)
-    request = _request(target, timeout, only, skip, no_inference, verbose, _options(reference_url, since, log))
+    target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, log),
+                             _option_flags(timeout, since, reference_url, log))
+    request = _request(target, options, only, skip, no_inference, verbose, _started())
     raise typer.Exit(_run(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
 
 
@@ -199,25 +236,28 @@ def diagnose_cmd(provider: Provider = None, base_url: BaseUrl = None, model: Mod
 def check_cmd(check_id: Annotated[str, typer.Argument(metavar="ID", help="A check id (see `capdoctor checks`).")],
               provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
               alt_model: AltModels = None, api_key_env: KeyEnv = None, log: LogOpt = None,
-              timeout: Timeout = 30.0, no_inference: NoInference = False, json_out: JsonOut = False,
+              timeout: Timeout = None, no_inference: NoInference = False, json_out: JsonOut = False,
               report: ReportOut = None, verbose: Verbose = False, reference_url: RefUrl = None,
               since: Since = None, quiet: Quiet = False, no_color: NoColor = False) -> None:
     """Run one check (and the verdict over it)."""
     _validate([check_id], None)
-    target = _target(provider, base_url, model, alt_model, api_key_env, log)
-    request = _request(target, timeout, [check_id], None, no_inference, verbose,
-                       _options(reference_url, since, log))
+    target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, log),
+                             _option_flags(timeout, since, reference_url, log))
+    request = _request(target, options, [check_id], None, no_inference, verbose, _started())
     raise typer.Exit(_run(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
 
 
 @app.command("demo")
-def demo_cmd(scenario: Scenario = "capacity", timeout: Timeout = 30.0, json_out: JsonOut = False,
+def demo_cmd(scenario: Scenario = "capacity", timeout: Timeout = None, json_out: JsonOut = False,
              report: ReportOut = None, verbose: Verbose = False, quiet: Quiet = False,
              no_color: NoColor = False) -> None:
     """Start the simulator on a free loopback port and diagnose against it (a self-test: exit 0 when right)."""
     from capdoctor.demo import run_demo
+    from capdoctor.options import flag_layer, resolve
 
-    raise typer.Exit(run_demo(scenario, timeout, _view(json_out, report, verbose, quiet, no_color), _run))
+    seconds = resolve([flag_layer({"timeout": timeout})])["timeout"]  # the demo ignores capdoctor.toml
+    view = _view(json_out, report, verbose, quiet, no_color)
+    raise typer.Exit(run_demo(scenario, seconds, view, _run, _started()))
 
 
 @app.command("simulate")
@@ -242,11 +282,11 @@ def simulate_cmd(scenario: Scenario = "capacity",
 def config_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
                alt_model: AltModels = None, api_key_env: KeyEnv = None,
                json_out: JsonOut = False) -> None:
-    """Show the target as discovered, with where each value came from (secrets redacted)."""
+    """Show the target and the options as discovered, with where each value came from (secrets redacted)."""
     from capdoctor.demo import print_config
 
-    target = _target(provider, base_url, model, alt_model, api_key_env, None)
-    raise typer.Exit(print_config(target, json_out))
+    target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, None), {})
+    raise typer.Exit(print_config(target, options, json_out))
 
 
 FormatOpt = Annotated[str | None, typer.Option(
@@ -262,7 +302,7 @@ MergeOpt = Annotated[bool, typer.Option(
 @app.command("fallback")
 def fallback_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
                  alt_model: AltModels = None, api_key_env: KeyEnv = None, from_report: FromReport = None,
-                 fmt: FormatOpt = None, write: WriteOpt = None, merge: MergeOpt = False, timeout: Timeout = 30.0,
+                 fmt: FormatOpt = None, write: WriteOpt = None, merge: MergeOpt = False, timeout: Timeout = None,
                  report: ReportOut = None) -> None:
     """Turn the models that answered into a fallback pool and retry policy your client loads."""
     from capdoctor.fallback.command import FallbackOptions, run
@@ -272,8 +312,9 @@ def fallback_cmd(provider: Provider = None, base_url: BaseUrl = None, model: Mod
     opts = FallbackOptions(fmt, from_report, write, merge, report, tuple(k for k, v in given.items() if v))
 
     def live() -> Any:
-        target = _target(provider, base_url, model, alt_model, api_key_env, None)
-        return _request(target, timeout, ["models"], None, False, False, _options(None, None, None))
+        target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, None),
+                                 _option_flags(timeout))
+        return _request(target, options, ["models"], None, False, False, _started())
 
     raise typer.Exit(run(opts, live, sys.stdout, sys.stderr, dict(os.environ), str(Path.home())))
 
@@ -288,7 +329,8 @@ def logs_cmd(paths: Annotated[list[str] | None, typer.Argument(
     """Scan logs for known failure signatures and judge the cause from them."""
     from capdoctor.logscan.command import logs_command
 
-    raise typer.Exit(logs_command(paths or [], json_out, since, verbose, sys.stdout, sys.stderr, into))
+    _, options = _setup(None, _option_flags(since=since))
+    raise typer.Exit(logs_command(paths or [], json_out, options["since"], verbose, sys.stdout, sys.stderr, into))
 
 
 DbOpt = Annotated[Path | None, typer.Option("--db", help="The history database (default: history.sqlite3 in "
@@ -298,13 +340,16 @@ DbOpt = Annotated[Path | None, typer.Option("--db", help="The history database (
 @app.command("watch")
 def watch_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
               alt_model: AltModels = None, api_key_env: KeyEnv = None,
-              timeout: Annotated[float, typer.Option(help="Deadline of each round in seconds.", min=1, max=600)]
-              = 30.0, no_inference: NoInference = False, reference_url: RefUrl = None,
-              interval: Annotated[float, typer.Option(help="Seconds from one round to the next.", min=1)] = 300.0,
+              timeout: Annotated[str | None, typer.Option("--timeout", metavar="SECONDS",
+                                                          help="Deadline of each round in seconds.")] = None,
+              no_inference: NoInference = False, reference_url: RefUrl = None,
+              interval: Annotated[str | None, typer.Option("--interval", metavar="SECONDS",
+                                                           help=help_for("watch.interval_s"))] = None,
               count: Annotated[int | None, typer.Option(help="Stop after N rounds (default: until stopped).",
                                                         min=1)] = None,
               db: DbOpt = None,
-              retention: Annotated[float, typer.Option(help="Days of history to keep.", min=1)] = 30.0,
+              retention: Annotated[str | None, typer.Option("--retention", metavar="DAYS",
+                                                            help=help_for("watch.retention_days"))] = None,
               metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.",
                                                                min=1, max=65535)] = None,
               metrics_host: Annotated[str, typer.Option(help="Address /metrics listens on (loopback by default).")]
@@ -315,17 +360,23 @@ def watch_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelO
     """Every --interval seconds, run the cheap checks, record the round in the history, export metrics."""
     from capdoctor.watch.command import WatchSettings, watch_command
 
-    target = _target(provider, base_url, model, alt_model, api_key_env, None)
-    request = _request(target, timeout, None, None, no_inference, False, _options(reference_url, None, None))
-    settings = WatchSettings(interval, count, db, retention, metrics_port, metrics_host, textfile)
+    target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, None),
+                             {**_option_flags(timeout, None, reference_url), "watch.interval_s": interval,
+                              "watch.retention_days": retention})
+    request = _request(target, options, None, None, no_inference, False, None)  # each round has its own clock
+    settings = WatchSettings(options["watch.interval_s"], count, db, options["watch.retention_days"], metrics_port,
+                             metrics_host, textfile)
     raise typer.Exit(watch_command(request, settings, sys.stdout, sys.stderr))
 
 
 @app.command("history")
 def history_cmd(db: DbOpt = None, since: Since = None, json_out: JsonOut = False) -> None:
     """What the recorded rounds show: error rate by hour of day and by model, the longest outage, the verdict."""
+    from capdoctor.options import Given, check
     from capdoctor.watch.command import history_command
 
+    if since is not None:
+        check("since", Given(since, "flag --since", text=True))  # the one rule for --since: exit 2 when bad
     raise typer.Exit(history_command(db, since, json_out, sys.stdout))
 
 
@@ -358,14 +409,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from capdoctor.errors import CapdoctorError, UsageError
 
-    def fail(message: str) -> None:
-        """One line on stderr, scrubbed: error messages can quote URLs, config lines or headers."""
-        from capdoctor.engine import env_secrets
-        from capdoctor.redact import redact_text
-        from capdoctor.text import one_line
-
-        print(one_line(redact_text(message, env_secrets(os.environ), str(Path.home()))), file=sys.stderr)
-
+    fail = _say
+    _PROCESS_CLOCK[0] = argv is None
     from capdoctor.streams import protect
 
     protect(sys.stdout, sys.stderr)  # any stdout encoding: never die on a dash halfway through a report
@@ -400,4 +445,20 @@ def main(argv: list[str] | None = None) -> None:
         code = ExitCode.INTERNAL
     if code == INTERRUPTED:  # typer turns Ctrl-C into a quiet exit 130; older releases raise Abort
         fail("capdoctor: interrupted")
-    sys.exit(int(code) if isinstance(code, int) else 0)
+    _exit(int(code) if isinstance(code, int) else 0, wait=argv is not None)
+
+
+def _exit(code: int, *, wait: bool) -> None:
+    """Exit with `code`. As the process (`wait` False) with threads still running — a check abandoned at the
+    deadline, a DNS lookup that never returns — flush what was written and leave at once: the interpreter's
+    exit would wait for them (thread-pool joins) or trip over them (daemon threads holding stream locks)."""
+    import threading
+
+    if wait or threading.active_count() <= 1:
+        sys.exit(code)
+    import contextlib
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be said
+            stream.flush()
+    os._exit(code)

@@ -84,8 +84,9 @@ class Context:
     """Everything a check may read. One per run; the runner adds finished results to `results`.
 
     `deadline` is a `time.monotonic()` instant shared by the whole run: checks size their own timeouts with
-    `remaining()` so that nothing outlives it. `options` carries check-specific settings from flags and
-    config (e.g. `reference_url`, `since`), keyed by a documented name.
+    `remaining()` so that nothing outlives it. `options` are the run's checked option values, defaults filled
+    in (`capdoctor.options`): `ctx.options["models.max_attempts"]` is an int; a plain dict given here is
+    checked the same way.
     """
 
     env: Mapping[str, str]
@@ -96,9 +97,15 @@ class Context:
     no_inference: bool = False
     verbose: bool = False
     platform: str = sys.platform
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
     results: dict[str, CheckResult] = field(default_factory=dict)
     now: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))
+
+    def __post_init__(self) -> None:
+        from capdoctor.options import Options, from_mapping
+
+        if not isinstance(self.options, Options):  # a caller's plain dict (demo, tests): checked, defaults filled
+            self.options = from_mapping(self.options, "caller", self.env)
 
     def remaining(self) -> float:
         """Seconds left before the run's deadline (never negative)."""

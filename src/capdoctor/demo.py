@@ -59,7 +59,8 @@ def demo_env(environ: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k.lower() not in dropped}
 
 
-def run_demo(scenario: str, timeout: float, view: View, run: Callable[[Any, View, str], int]) -> int:
+def run_demo(scenario: str, timeout: float, view: View, run: Callable[[Any, View, str], int],
+             started: float | None = None) -> int:
     """Diagnose against the simulator; 0 when the verdict matches the scenario's known cause, else 1."""
     from capdoctor import __version__
     from capdoctor.context import Target
@@ -91,7 +92,7 @@ def run_demo(scenario: str, timeout: float, view: View, run: Callable[[Any, View
             options["ollama_url"] = sim.base_url("ollama")
         request = RunRequest(target=target, env=demo_env(dict(os.environ)), home=Path.home(), cwd=Path.cwd(),
                              timeout=timeout, verbose=view.verbose, options=options,
-                             demo={"scenario": scenario, "description": sc.description})
+                             demo={"scenario": scenario, "description": sc.description}, started=started)
         header = f"capdoctor {__version__} demo — scenario '{scenario}': {sc.description}"
         code = run(request, view, header)
     expected = for_verdict(sc.expected_cause)
@@ -104,8 +105,8 @@ def run_demo(scenario: str, timeout: float, view: View, run: Callable[[Any, View
     return int(ExitCode.INTERNAL)
 
 
-def print_config(target: Any, json_out: bool) -> int:
-    """Print the discovered target and where each value came from; secrets are never shown."""
+def print_config(target: Any, options: Any, json_out: bool) -> int:
+    """Print the discovered target and options and where each value came from; secrets are never shown."""
     import json
 
     from capdoctor.discovery import describe
@@ -113,7 +114,7 @@ def print_config(target: Any, json_out: bool) -> int:
     from capdoctor.redact import redact
 
     env = dict(os.environ)
-    described = describe(target, env, Path.home(), Path.cwd(), sys.platform)
+    described = describe(target, env, Path.home(), Path.cwd(), sys.platform, options)
     shown = redact(described, env_secrets(env), str(Path.home()))
     if json_out:
         print(json.dumps(shown, indent=2, ensure_ascii=False, default=str))
@@ -133,9 +134,29 @@ def print_config(target: Any, json_out: bool) -> int:
     console = Console(highlight=False)
     if table.row_count:
         console.print(table)
+    opts = Table(title="options (capdoctor.toml \\[options], flags, environment)", show_lines=False)
+    for column in ("option", "value", "source"):
+        opts.add_column(column, style="dim" if column == "source" else None)
+    for name, row in (shown.get("options") or {}).items():
+        opts.add_row(name, _shown_value(row.get("value")), str(row.get("source", "")))
+    if opts.row_count:
+        console.print(opts)
     for f in shown.get("files") or []:
         if isinstance(f, dict) and f.get("exists"):
             console.print(f"  read {f.get('path')} ({f.get('kind')})", style="dim")
     for line in shown.get("findings") or []:
         console.print(f"! {line.get('message', line) if isinstance(line, dict) else line}")
     return 0
+
+
+def _shown_value(value: Any) -> str:
+    """An option value as capdoctor.toml would spell it (true/false, lists, `-` for unset)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "-"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

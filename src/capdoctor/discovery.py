@@ -5,15 +5,23 @@ flags → `capdoctor.toml` (project dir, then the user config dir) → environme
 config (Codex `$CODEX_HOME/config.toml`, Claude Code `~/.claude/settings.json` `env` block) → the provider's
 defaults — and records a human source for each (`flag --base-url`, `env ANTHROPIC_BASE_URL`,
 `~/.codex/config.toml`). `describe()` reports the effective values with their sources for `capdoctor config`,
-the key's variable, whether it is set, where its name came from and its shape (`capdoctor.keys`; never its
-value), and findings such as a base URL pointing at a dead
-loopback port or a relay, or a stale `*_BASE_URL` exported from a shell profile. `load_options()` reads the
-`[options]` table of capdoctor.toml for checks. The clients' files are read and parsed by `clientconfig`;
-this module only decides what they mean for the target and in which order.
+the options with theirs, the key's variable, whether it is set, where its name came from and its shape
+(`capdoctor.keys`; never its value), and findings such as a base URL
+pointing at a dead loopback port or a relay, a stale `*_BASE_URL` exported from a shell profile, or a
+client's config file that cannot be read. `read_config_files()` reads capdoctor.toml once; `load_options()`
+turns its `[options]` tables and the flags into checked `Options` (see `capdoctor.options`), and
+`config_warnings()` names what those files hold that nothing reads. The clients' files are read and parsed
+by `clientconfig`; this module only decides what they mean for the target and in which order.
+
+What stops a run and what does not: a bad value the user gave capdoctor itself (a flag, capdoctor.toml, a
+variable capdoctor reads such as `OPENAI_BASE_URL`) raises `UsageError`/`ConfigError` naming the value and
+where it came from (exit 2, before any request). A client's own file that is broken or holds an unusable
+value is the diagnosis, not a reason to stop: discovery goes on without it, and the `client` check and
+`capdoctor config` report it with the file and line.
 
 It must not take a key from the command line (`--api-key-env` names a variable), print anything, or put a
-key's value into anything `describe()` returns. Malformed config files raise `ConfigError` naming the file and
-line. Only `describe()` does network I/O (one short loopback connect per local base URL).
+key's value into anything `describe()` returns. Only `describe()` does network I/O (one short loopback
+connect per local base URL).
 """
 
 from __future__ import annotations
@@ -25,16 +33,18 @@ from pathlib import Path
 from typing import Any
 
 from capdoctor.clientconfig import (
+    ClientConfigError,
     Setting,
     claude_dir,
     claude_settings_paths,
     codex_config_path,
+    gemini_settings_path,
     line_of,
     parse_toml,
     read_claude_settings,
     read_codex_config,
+    read_gemini_settings,
     read_text,
-    read_toml,
     show,
     type_problem,
 )
@@ -42,6 +52,7 @@ from capdoctor.context import Target, user_dir
 from capdoctor.errors import ConfigError, UsageError
 from capdoctor.hosts import is_loopback, url_port_open
 from capdoctor.keys import describe_key, problem_text, shape_text
+from capdoctor.options import Options, file_layer, flag_layer, resolve, unknown_keys
 from capdoctor.providers.base import host_of
 from capdoctor.providers.catalog import (
     PROVIDER_NAMES,
@@ -52,6 +63,7 @@ from capdoctor.providers.catalog import (
     provider_for_host,
     provider_for_model,
 )
+from capdoctor.urls import url_problem
 
 CONFIG_NAME = "capdoctor.toml"
 TARGET_KEYS = ("provider", "base_url", "model", "alt_models", "api_key_env", "wire_api", "api_version")
@@ -100,7 +112,52 @@ def _str(file: str, text: str, table: Mapping[str, Any], key: str) -> str | None
         return None
     if not isinstance(value, str):
         raise ConfigError(type_problem(file, text, key, value))
+    problem = value_problem(key, value)
+    if problem:
+        raise ConfigError(f"{_at(file, text, key)}: {key} {value!r} {problem}")
     return value
+
+
+def _at(file: str, text: str, key: str) -> str:
+    line = line_of(text, key)
+    return f"{file}:{line}" if line else file
+
+
+def value_problem(key: str, value: str) -> str | None:
+    """Why `value` cannot be the target's `key` (`is empty`, `contains a line feed`, …), or None.
+
+    The same rule for every source: what a flag, capdoctor.toml or a variable gives is refused with it
+    (exit 2), what a client's file gives is left out and reported (see the module docstring).
+    """
+    if key == "base_url":
+        return url_problem(value)
+    if not value.strip():
+        return "is empty"
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return "contains a control character"
+    if key in ("api_key_env", "provider", "wire_api") and any(c.isspace() for c in value.strip()):
+        return "contains a blank"
+    return None
+
+
+FLAG_NAMES = {"provider": "--provider", "base_url": "--base-url", "model": "--model",
+              "alt_models": "--alt-model", "api_key_env": "--api-key-env", "wire_api": "--wire-api"}
+
+
+def _flag_layer(flags: DiscoveryFlags) -> Layer:
+    """The flags as a layer; an empty or unusable value is a usage error (never replaced by a default)."""
+    layer = Layer()
+    for key, name in FLAG_NAMES.items():
+        value = getattr(flags, key)
+        for one in value if isinstance(value, tuple) else (value,):
+            if one is None:
+                continue
+            problem = value_problem(key, one)
+            if problem:
+                raise UsageError(f"{name} {one!r} (flag {name}) {problem}")
+        layer.set(key, tuple(v.strip() for v in value) if isinstance(value, tuple)
+                  else value.strip() if value else value, f"flag {name}")
+    return layer
 
 
 def config_files(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -> list[Path]:
@@ -108,13 +165,29 @@ def config_files(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -
     return [cwd / CONFIG_NAME, user_dir("config", env, home, platform) / CONFIG_NAME]
 
 
-def _toml_layer(path: Path, home: Path) -> Layer:
-    text = read_text(path, home)
+@dataclass(frozen=True)
+class ConfigFile:
+    """One capdoctor.toml that exists: its shown path, its document, and its text (for line numbers)."""
+
+    source: str
+    doc: dict[str, Any]
+    text: str
+
+
+def read_config_files(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -> list[ConfigFile]:
+    """The capdoctor.toml files that exist, in precedence order; `ConfigError` (file, line) for a bad one."""
+    out: list[ConfigFile] = []
+    for path in config_files(cwd, home, env, platform):
+        text = read_text(path, home)
+        if text is not None:
+            src = show(path, home)
+            out.append(ConfigFile(src, parse_toml(text, src), text))
+    return out
+
+
+def _toml_layer(file: ConfigFile) -> Layer:
+    text, src, doc = file.text, file.source, file.doc
     layer = Layer()
-    if text is None:
-        return layer
-    src = show(path, home)
-    doc = parse_toml(text, src)
     table = doc.get("target", doc)
     if not isinstance(table, dict):
         raise ConfigError(f"{src}: [target] must be a table")
@@ -125,36 +198,78 @@ def _toml_layer(path: Path, home: Path) -> Layer:
                 continue
             if isinstance(alts, str):
                 alts = [a.strip() for a in alts.split(",") if a.strip()]
-            if not isinstance(alts, list) or not all(isinstance(a, str) for a in alts):
-                line = line_of(text, key)
-                raise ConfigError(f"{src}{f':{line}' if line else ''}: 'alt_models' must be a list of strings")
+            if not isinstance(alts, list) or not all(isinstance(a, str) and not value_problem(key, a) for a in alts):
+                raise ConfigError(f"{_at(src, text, key)}: 'alt_models' must be a list of model names")
             layer.set(key, tuple(alts), src)
         else:
             layer.set(key, _str(src, text, table, key), src)
     return layer
 
 
-def load_options(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -> dict[str, Any]:
-    """The `[options]` tables of capdoctor.toml (user first, then project, which wins), for ctx.options."""
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`{"models": {"max_attempts": 3}}` (TOML's dotted keys and sub-tables) as `{"models.max_attempts": 3}`."""
     out: dict[str, Any] = {}
-    for path in reversed(config_files(cwd, home, env, platform)):
-        doc = read_toml(path, home)
-        if not doc:
-            continue
-        opts = doc.get("options", {})
-        if not isinstance(opts, dict):
-            raise ConfigError(f"{show(path, home)}: [options] must be a table")
-        out.update(opts)
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def _options_table(file: ConfigFile) -> dict[str, Any]:
+    opts = file.doc.get("options", {})
+    if not isinstance(opts, dict):
+        raise ConfigError(f"{file.source}: [options] must be a table")
+    return _flatten(opts)
+
+
+def _key_line(text: str, key: str) -> int | None:
+    """The line that sets option `key`, written bare, quoted or as the last part of a dotted key."""
+    for form in (key, f'"{key}"', f"'{key}'", key.rsplit(".", 1)[-1]):
+        line = line_of(text, form)
+        if line:
+            return line
+    return None
+
+
+def load_options(files: list[ConfigFile], flags: Mapping[str, Any], env: Mapping[str, str]) -> Options:
+    """The run's options: flags, then each capdoctor.toml's `[options]` (project first), then env, then defaults.
+
+    Every value is checked once, here; a bad one raises `OptionError` naming it and its file and line.
+    """
+    layers = [flag_layer(flags)]
+    for file in files:
+        table = _options_table(file)
+        layer = file_layer(table, file.source)
+        for key, given in layer.items():
+            line = _key_line(file.text, key)
+            layer[key] = type(given)(given.value, f"{file.source}:{line}" if line else file.source)
+        layers.append(layer)
+    return resolve(layers, env=env)
+
+
+def config_warnings(files: list[ConfigFile]) -> list[str]:
+    """One line per key or table of capdoctor.toml that nothing reads (`[optoins]`), with the closest name."""
+    out: list[str] = []
+    for file in files:
+        doc = dict(file.doc)
+        if isinstance(doc.get("options"), dict):
+            doc["options"] = _flatten(doc["options"])
+        out += [f"{file.source}: {problem}" for problem in unknown_keys(doc, TARGET_KEYS)]
     return out
 
 
 def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]:
     """Codex's model, provider, base URL, key variable and wire API; returns (layer, capdoctor provider)."""
-    cfg = read_codex_config(codex_config_path(env, home), home)
     layer = Layer()
+    try:
+        cfg = read_codex_config(codex_config_path(env, home), home)
+    except ClientConfigError:
+        return layer, None  # the client check and `capdoctor config` report the broken file
     if cfg is None:
         return layer, None
-    cfg.raise_problems("model", "model_provider", "model_providers")
     src, pid, custom = cfg.file, cfg.provider_id, cfg.provider
     provider: str | None
     if custom is not None:
@@ -163,7 +278,7 @@ def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]
         table_src = f"{src} [model_providers.{pid}]"
         for key, setting in (("base_url", custom.base_url), ("api_key_env", custom.env_key),
                              ("api_version", custom.api_version)):
-            if setting is not None:
+            if setting is not None and not value_problem(key, setting.value):
                 layer.set(key, setting.value, setting.source)
         # Codex's default wire API for a custom provider is Chat Completions
         layer.set("wire_api", custom.wire_api.value if custom.wire_api else "chat", table_src)
@@ -173,11 +288,11 @@ def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]
         layer.set("wire_api", "chat", f"{src} (model_provider = {pid})")
     else:
         provider = "openai"
-        cfg.raise_problems("openai_base_url")
-        if cfg.openai_base_url is not None:
+        if cfg.openai_base_url is not None and not value_problem("base_url", cfg.openai_base_url.value):
             layer.set("base_url", cfg.openai_base_url.value, cfg.openai_base_url.source)
         layer.set("wire_api", "responses", f"{src} (Codex speaks the Responses API)")
-    layer.set("model", cfg.model.value if cfg.model else None, src)
+    if cfg.model is not None and not value_problem("model", cfg.model.value):
+        layer.set("model", cfg.model.value, src)
     layer.set("provider", provider, src)
     return layer, provider
 
@@ -186,17 +301,19 @@ def _claude_layer(env: Mapping[str, str], home: Path, cwd: Path) -> tuple[Layer,
     """Claude Code's settings `env` blocks (user, project, project local); returns the layer and the key entries."""
     merged: dict[str, Setting] = {}
     for path in claude_settings_paths(env, home, cwd):
-        settings = read_claude_settings(path, home)
+        try:
+            settings = read_claude_settings(path, home)
+        except ClientConfigError:
+            continue  # reported by the client check and `capdoctor config`
         if settings is None:
             continue
-        settings.raise_problems("env")
         merged.update(settings.env_map())
     layer = Layer()
     anthropic = [s for name, s in merged.items() if name.startswith("ANTHROPIC_")]
     if anthropic:
         layer.set("provider", "anthropic", anthropic[0].source)
     for key, name in (("base_url", "ANTHROPIC_BASE_URL"), ("model", "ANTHROPIC_MODEL")):
-        if name in merged:
+        if name in merged and not value_problem(key, merged[name].value):
             layer.set(key, merged[name].value, merged[name].source)
     return layer, {k: s for k, s in merged.items() if k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
 
@@ -230,16 +347,16 @@ def _canonical_or_error(name: str, source: str) -> str:
     return found
 
 
-def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Path, platform: str) -> Target | None:
-    """The target to diagnose, or None when nothing names one (no flags, config, keys or client configs)."""
-    flag = Layer()
-    flag.set("provider", flags.provider, "flag --provider")
-    flag.set("base_url", flags.base_url, "flag --base-url")
-    flag.set("model", flags.model, "flag --model")
-    flag.set("alt_models", tuple(flags.alt_models), "flag --alt-model")
-    flag.set("api_key_env", flags.api_key_env, "flag --api-key-env")
-    flag.set("wire_api", flags.wire_api, "flag --wire-api")
-    tomls = [_toml_layer(p, home) for p in config_files(cwd, home, env, platform)]
+def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Path, platform: str,
+             files: list[ConfigFile] | None = None) -> Target | None:
+    """The target to diagnose, or None when nothing names one (no flags, config, keys or client configs).
+
+    `files` are the capdoctor.toml files when the caller has read them already (`read_config_files`).
+    """
+    flag = _flag_layer(flags)
+    if files is None:
+        files = read_config_files(cwd, home, env, platform)
+    tomls = [_toml_layer(f) for f in files]
     explicit = [flag, *tomls]
     codex, codex_provider = _codex_layer(env, home)
     claude, claude_keys = _claude_layer(env, home, cwd)
@@ -281,11 +398,18 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
     env_layer = Layer()
     for var in adapter.base_url_envs:
         value = env.get(var)
+        problem = value_problem("base_url", value) if value else None
+        if problem:
+            raise UsageError(f"base URL {value!r} (env {var}) {problem}")
         env_layer.set("base_url", adapter.base_url_from_env(value) if value else None, f"env {var}")
         if value:
             break
     for var in adapter.model_envs:
-        env_layer.set("model", env.get(var), f"env {var}")
+        value = env.get(var)
+        problem = value_problem("model", value) if value else None
+        if problem:
+            raise UsageError(f"model {value!r} (env {var}) {problem}")
+        env_layer.set("model", value, f"env {var}")
     for var in adapter.api_version_envs:
         env_layer.set("api_version", env.get(var), f"env {var}")
     order = [*explicit, env_layer, *client_layers]
@@ -323,8 +447,9 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
                 if var in claude_keys and claude_keys[var].value:
                     key_env, api_key, sources["key"] = var, claude_keys[var].value, claude_keys[var].source
                     break
-    if not str(base_url).startswith(("http://", "https://")):
-        raise UsageError(f"base URL {base_url!r} ({sources['base_url']}) must start with http:// or https://")
+    problem = url_problem(str(base_url))
+    if problem:  # every source was checked on the way in; this guards the defaults and future sources
+        raise UsageError(f"base URL {base_url!r} ({sources['base_url']}) {problem}")
     extra: dict[str, Any] = {"api_version": api_version} if api_version else {}
     used = set(sources.values())
     claude_files = {*claude.sources.values(), *(s.source for s in claude_keys.values())}
@@ -353,9 +478,56 @@ def shell_exports(home: Path) -> list[dict[str, Any]]:
     return out
 
 
-def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Path, platform: str) -> dict[str, Any]:
-    """Every effective value with its source, key presence and source (never the value), and findings."""
-    findings: list[dict[str, Any]] = []
+def client_file_problems(env: Mapping[str, str], home: Path, cwd: Path) -> list[dict[str, Any]]:
+    """The clients' config files that cannot be read or parsed, or hold values discovery had to leave out.
+
+    One finding per problem, naming the file (and line where known): discovery went on without it.
+    """
+    out: list[dict[str, Any]] = []
+
+    def broken(source: str, message: str) -> None:
+        out.append({"kind": "client_config_broken", "cause": "client", "source": source,
+                    "message": f"{message} — the client may refuse to start or ignore the setting; capdoctor "
+                               "went on without it."})
+
+    readers: list[tuple[Path, Any]] = [(codex_config_path(env, home), read_codex_config)]
+    readers += [(path, read_claude_settings) for path in claude_settings_paths(env, home, cwd)]
+    readers.append((gemini_settings_path(home), read_gemini_settings))
+    for path, reader in readers:
+        try:
+            cfg = reader(path, home)
+        except ClientConfigError as exc:
+            broken(exc.file, str(exc))
+            continue
+        for message in getattr(cfg, "problems", {}).values():
+            broken(getattr(cfg, "file", show(path, home)), message)
+        for setting in _client_settings(cfg):
+            key = "base_url" if setting.name.endswith(("BASE_URL", "base_url")) else "model"
+            problem = value_problem(key, setting.value)
+            if problem:
+                where = f"{setting.file}:{setting.line}" if setting.line else setting.source
+                broken(where, f"{where}: {setting.name} {setting.value!r} {problem}")
+    return out
+
+
+def _client_settings(cfg: Any) -> list[Setting]:
+    """The settings of a parsed client file that discovery would use as target values."""
+    found: list[Setting | None] = [getattr(cfg, "model", None), getattr(cfg, "openai_base_url", None)]
+    provider = getattr(cfg, "provider", None)
+    if provider is not None:
+        found.append(provider.base_url)
+    env_map = getattr(cfg, "env_map", None)
+    if env_map is not None:
+        settings = env_map()
+        found += [settings.get("ANTHROPIC_BASE_URL"), settings.get("ANTHROPIC_MODEL")]
+    return [s for s in found if s is not None]
+
+
+def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Path, platform: str,
+             options: Options | None = None) -> dict[str, Any]:
+    """Every effective value with its source, the options with theirs, key presence and source (never the
+    value), and findings (the clients' broken config files among them)."""
+    findings: list[dict[str, Any]] = client_file_problems(env, home, cwd)
     files = [
         *({"path": show(p, home), "kind": "capdoctor", "exists": p.exists()}
           for p in config_files(cwd, home, env, platform)),
@@ -366,7 +538,10 @@ def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Pat
     ]
     exports = shell_exports(home)
     out: dict[str, Any] = {"target": None, "settings": {}, "key": {"present": False, "env": None, "source": None},
-                           "files": files, "shell_exports": exports, "findings": findings}
+                           "options": {}, "files": files, "shell_exports": exports, "findings": findings}
+    if options is not None:
+        out["options"] = {spec.name: {"value": list(v.value) if isinstance(v.value, tuple) else v.value,
+                                      "source": v.source} for spec, v in options.rows() if spec.user}
     if target is None:
         findings.append({"kind": "no_target", "message": "No target found: pass --provider/--base-url/--model, "
                          "set a provider key (e.g. OPENAI_API_KEY), or configure Codex or Claude Code."})

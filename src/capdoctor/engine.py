@@ -40,9 +40,12 @@ class RunRequest:
     skip: list[str] | None = None
     no_inference: bool = False
     verbose: bool = False
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
     checks: Sequence[Check] | None = None
     demo: dict[str, str] | None = None  # {scenario, description} when diagnosing the simulator
+    started: float | None = None
+    """The `time.monotonic()` instant the timeout counts from: the process start for the CLI (see
+    `startclock`), else (None) the moment `diagnose` is called."""
 
 
 @dataclass
@@ -55,22 +58,27 @@ class RunOutcome:
 
 
 def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcome:
-    """Run the selected checks under one deadline and decide; raises `UsageError` for unknown check ids."""
+    """Run the selected checks under one deadline and decide; raises `UsageError` for unknown check ids.
+
+    The deadline is `started + timeout`; what follows it (verdict, report) is imported before the checks
+    start, so that the work after the deadline is only computing.
+    """
     from capdoctor import registry
     from capdoctor.clientuse import client_in_use
     from capdoctor.report import build
     from capdoctor.verdict import decide
 
+    started = time.monotonic() if request.started is None else request.started
     checks = list(request.checks) if request.checks is not None else registry.select(request.only, request.skip)
     ctx = Context(
         env=request.env,
         home=request.home,
         cwd=request.cwd,
         target=request.target,
-        deadline=time.monotonic() + request.timeout,
+        deadline=started + request.timeout,
         no_inference=request.no_inference,
         verbose=request.verbose,
-        options=dict(request.options),
+        options=request.options,
     )
     results = run_checks(checks, ctx, observer)
     client_data = next((r.data for r in results if r.id == "client" and r.status is not Status.SKIP), None)

@@ -107,3 +107,25 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_destination(path: Path) -> None:
+    """Refuse a report path that cannot be written, before the run: `UsageError` naming it and why.
+
+    The folder must exist and take a new file (tried with a temporary file, removed at once: permission bits
+    do not tell for root, ACLs or read-only mounts), and the path must not be a folder itself.
+    """
+    from capdoctor.errors import UsageError
+
+    target = path.expanduser()
+    directory = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise UsageError(f"--report {path}: is a folder, not a file")
+    if not directory.is_dir():
+        raise UsageError(f"--report {path}: the folder {directory} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    except OSError as exc:
+        raise UsageError(f"--report {path}: cannot write in {directory}: {exc.strerror or exc}") from None
+    os.close(fd)
+    Path(tmp).unlink(missing_ok=True)

@@ -41,9 +41,6 @@ if TYPE_CHECKING:
     from capdoctor.model import CheckResult
     from capdoctor.probes.local_commands import CommandOutput
 
-VERSION_TIMEOUT_S = 3.0
-"""Default seconds a `--version` command may take (option `client_version_timeout`)."""
-
 MAX_COPIES = 3
 """At most this many copies of one client on PATH get their version asked."""
 
@@ -72,11 +69,7 @@ class Install:
 
 
 def _version_timeout(ctx: Context) -> float:
-    try:
-        wanted = float(ctx.options.get("client_version_timeout", VERSION_TIMEOUT_S))
-    except (TypeError, ValueError):
-        wanted = VERSION_TIMEOUT_S
-    return ctx.timeout(wanted)
+    return ctx.timeout(float(ctx.options["client_version_timeout"]))
 
 
 def _discover(ctx: Context) -> tuple[list[Install], Install | None, dict[str, str], str | None]:
@@ -131,19 +124,17 @@ def _version_of(out: CommandOutput) -> Version | None:
 
 
 def _lookups_allowed(ctx: Context, override_key: str) -> bool:
-    if ctx.options.get("offline") or ctx.options.get("no_network"):
-        return False
-    if ctx.options.get(override_key):
+    if ctx.options[override_key]:
         return True
-    return ctx.env.get("CAPDOCTOR_NO_NETWORK_LOOKUPS", "") not in ("1", "true", "yes")
+    return not ctx.options["no_network_lookups"]
 
 
 def _latest(ctx: Context, keys: Sequence[str]) -> dict[str, str | None]:
     """Latest releases for `keys`, npm and PyPI each allowed or not on their own (see `_lookups_allowed`)."""
     from capdoctor.probes.local_registry import NPM_REGISTRY, PYPI_URL, latest_versions
 
-    npm = str(ctx.options.get("npm_registry") or NPM_REGISTRY)
-    pypi = str(ctx.options.get("pypi_url") or PYPI_URL)
+    npm = str(ctx.options["npm_registry"] or NPM_REGISTRY)
+    pypi = str(ctx.options["pypi_url"] or PYPI_URL)
     out: dict[str, str | None] = {}
     for kind, option in (("npm", "npm_registry"), ("pypi", "pypi_url")):
         mine = [k for k in keys if k.startswith(kind + ":")]

@@ -50,8 +50,6 @@ SERVER_PROCESS_NAMES = ("ollama", "llama-server", "llama_server", "vllm", "lms",
 RUNTIME_KINDS = frozenset({"ollama", "lmstudio", "vllm", "llamacpp", "tgi"})
 """Identified local model runtimes (an unidentified OpenAI-compatible server may be a relay to the cloud)."""
 
-PROBE_TIMEOUT_S = 0.5
-LOAD_TIMEOUT_S = 20.0
 
 RAM_ROW = "local.system_memory"
 """The table row whose remedy also answers low RAM and heavy swapping: one wording, shared with the probes
@@ -106,7 +104,7 @@ def _servers(ctx: Context) -> list[ServerInfo]:
     )
 
     cands = candidates(ctx.env, ctx.options, ctx.target)
-    timeout = ctx.timeout(float(ctx.options.get("local_probe_timeout", PROBE_TIMEOUT_S)))
+    timeout = ctx.timeout(ctx.options["local_probe_timeout"])
     open_flags = map_parallel(lambda c: port_open(c[1], timeout), cands, timeout + 0.2, False, "port")
     live = [c for c, ok in zip(cands, open_flags, strict=True) if ok]
     if not live:
@@ -124,7 +122,7 @@ def _servers(ctx: Context) -> list[ServerInfo]:
                 and ctx.target.model
                 and not ctx.no_inference
             ):
-                load_timeout = ctx.timeout(float(ctx.options.get("ollama_load_timeout", LOAD_TIMEOUT_S)))
+                load_timeout = ctx.timeout(ctx.options["ollama_load_timeout"])
                 server.error = ollama_load(client, server.base_url, ctx.target.model, load_timeout)
                 if server.error is None:
                     from capdoctor.probes.local_servers import parse_ollama_ps

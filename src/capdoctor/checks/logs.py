@@ -33,20 +33,15 @@ class LogsCheck(Registered, check_id="logs"):
         from capdoctor.logscan.command import run_logs
 
         paths = [str(p) for p in (ctx.target.logs if ctx.target else ())]
-        extra = ctx.options.get("logs") or []
-        paths += [extra] if isinstance(extra, str) else [str(p) for p in extra]
-        if not paths and ctx.options.get("discover_logs", True) is False:
+        paths += list(ctx.options["logs"])
+        if not paths and not ctx.options["discover_logs"]:
             # the demo and the field scenarios diagnose a simulator: the user's own logs must not decide that
             return skipped(self, "log discovery is off (discover_logs = false); pass --log PATH")
         missing = [p for p in paths if p != "-" and not _exists(p)]
         if missing:
             return skipped(self, f"log path not found: {missing[0]}")
-        since = ctx.options.get("since")
-        try:
-            run = run_logs(paths, since=str(since) if since else None, env=ctx.env, home=ctx.home,
-                           platform=ctx.platform, now=ctx.now(), stage=self)
-        except ValueError as exc:
-            return skipped(self, str(exc))
+        run = run_logs(paths, since=ctx.options["since"], env=ctx.env, home=ctx.home, platform=ctx.platform,
+                       now=ctx.now(), stage=self)
         result = run.check
         if result.status.value == "skip" and not paths:
             return skipped(self, "no client logs found (Codex, Claude Code, Gemini CLI, Copilot, Cursor, "

@@ -296,10 +296,10 @@ def _family_findings(families: Sequence[Mapping[str, Any]], host: str) -> list[F
 
 def reference_plan(ctx: Context) -> tuple[str | None, str | None]:
     """(url, reason-not-checked): the option wins; `CAPDOCTOR_NO_NETWORK_LOOKUPS=1` disables the default."""
-    url = ctx.options.get("reference_url")
+    url = ctx.options["reference_url"]
     if url:
         return str(url), None
-    if ctx.env.get("CAPDOCTOR_NO_NETWORK_LOOKUPS", "") not in ("", "0"):
+    if ctx.options["no_network_lookups"]:
         return None, "not checked (CAPDOCTOR_NO_NETWORK_LOOKUPS=1)"
     return DEFAULT_REFERENCE_URL, None
 

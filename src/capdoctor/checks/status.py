@@ -103,13 +103,13 @@ class StatusCheck(Registered, check_id="status"):
         from capdoctor.probes.statuspage import fetch_page, parse_page, summary_url
         from capdoctor.providers.catalog import canonical
 
-        explicit = ctx.options.get("status_url")
+        explicit = ctx.options["status_url"]
         provider = canonical(ctx.target.provider) if ctx.target else None
         provider = provider or (ctx.target.provider if ctx.target else "")
         if explicit:
             url = summary_url(str(explicit))
         else:
-            if ctx.env.get("CAPDOCTOR_NO_NETWORK_LOOKUPS") == "1":
+            if ctx.options["no_network_lookups"]:
                 return skipped(self, "skipped: CAPDOCTOR_NO_NETWORK_LOOKUPS=1 and no status_url configured")
             if ctx.target is None:
                 return skipped(self, "no provider known: pass --provider or set status_url in capdoctor.toml")
@@ -121,7 +121,7 @@ class StatusCheck(Registered, check_id="status"):
                 why = f"{provider} has no machine-readable status page" + (f" (see {human})" if human else "")
                 return skipped(self, why)
             url = declared.feed
-        ttl = float(ctx.options.get("status.cache_s", 300))
+        ttl = float(ctx.options["status.cache_s"])
         with ctx.http_client(timeout=5.0) as client:
             got = fetch_page(
                 client, url, cache_dir=ctx.cache_dir, now_s=ctx.now().timestamp(), timeout=ctx.timeout(5.0), ttl_s=ttl

@@ -85,6 +85,10 @@ def parse_timestamp(line: str, now: datetime) -> datetime | None:
     return None
 
 
+class SinceRangeError(ValueError):
+    """A `--since` duration so long that the cut-off falls before the first representable date."""
+
+
 _SINCE = re.compile(r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<u>s|m|h|d|w)\s*$", re.IGNORECASE)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -99,7 +103,10 @@ def parse_since(value: str, now: datetime) -> datetime | None:
         return None
     m = _SINCE.match(text)
     if m:
-        return now - timedelta(seconds=float(m.group("n")) * _UNITS[m.group("u").lower()])
+        try:
+            return now - timedelta(seconds=float(m.group("n")) * _UNITS[m.group("u").lower()])
+        except OverflowError:  # 99999999999d: before year 1
+            raise SinceRangeError(f"--since: {value!r} reaches back further than dates go; use 'all'") from None
     iso = _ISO.fullmatch(text) or (_ISO.fullmatch(text + " 00:00") if len(text) == 10 else None)
     if iso:
         parsed = _from_iso(iso)

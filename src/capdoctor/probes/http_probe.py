@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -60,16 +60,15 @@ class Budget:
     reserve_s: float = 0.5
 
     @classmethod
-    def from_options(cls, options: dict[str, Any]) -> Budget:
-        """Read `models.*` overrides from ctx.options (tests use them to keep runs fast)."""
-        base = cls()
+    def from_options(cls, options: Mapping[str, Any]) -> Budget:
+        """The `models.*` options (checked and defaulted by `capdoctor.options`; tests use them to keep runs fast)."""
         return cls(
-            max_attempts=int(options.get("models.max_attempts", base.max_attempts)),
-            primary_attempts=int(options.get("models.primary_attempts", base.primary_attempts)),
-            max_requests=int(options.get("models.max_requests", base.max_requests)),
-            backoff_s=float(options.get("models.backoff_s", base.backoff_s)),
-            max_backoff_s=float(options.get("models.max_backoff_s", base.max_backoff_s)),
-            request_timeout_s=float(options.get("models.request_timeout_s", base.request_timeout_s)),
+            max_attempts=options["models.max_attempts"],
+            primary_attempts=options["models.primary_attempts"],
+            max_requests=options["models.max_requests"],
+            backoff_s=options["models.backoff_s"],
+            max_backoff_s=options["models.max_backoff_s"],
+            request_timeout_s=options["models.request_timeout_s"],
         )
 
 
