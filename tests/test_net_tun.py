@@ -4,11 +4,8 @@ and for real inside a Linux network namespace with a TUN device carrying 198.18.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +21,7 @@ from capdoctor.probes.net_tun import (
     read_interfaces,
     summarize,
 )
+from tests import netns
 
 DATA = Path(__file__).parent / "data" / "net"
 
@@ -87,50 +85,18 @@ def test_readers_work_on_this_machine() -> None:
 
 # ------------------------------------------------------------------ for real, in a network namespace
 
-def _netns_unavailable() -> str | None:
-    if not sys.platform.startswith("linux"):
-        return "network namespaces are Linux-only"
-    if os.geteuid() != 0:
-        return "creating a network namespace needs root (CAP_NET_ADMIN)"
-    if shutil.which("ip") is None:
-        return "iproute2 `ip` is not installed"
-    if not Path("/dev/net/tun").exists():
-        return "/dev/net/tun is missing"
-    return None
-
-
-def _ip(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10, check=False)
-
-
 @pytest.fixture
 def tun_namespace() -> Iterator[str]:
     """A fresh namespace with a mihomo-style TUN `Meta` at 198.18.0.1/30 as its default route, and a hosts file
     that answers the provider's name with a fake IP; removed afterwards."""
-    reason = _netns_unavailable()
-    if reason:
-        pytest.skip(reason)
-    name = f"capdoc-test-{uuid.uuid4().hex[:8]}"
-    added = _ip("netns", "add", name)
-    if added.returncode != 0:
-        pytest.skip(f"network namespaces not permitted here: {added.stderr.strip()}")
-    etc = Path("/etc/netns") / name
-    parent_existed = etc.parent.exists()
-    try:
+    hosts = "127.0.0.1 localhost\n198.18.0.7 api.fake-provider.test\n"
+    with netns.namespace({"hosts": hosts}, need_tun=True) as name:
         for cmd in (["tuntap", "add", "dev", "Meta", "mode", "tun"], ["addr", "add", "198.18.0.1/30", "dev", "Meta"],
-                    ["link", "set", "Meta", "up"], ["link", "set", "lo", "up"],
-                    ["route", "add", "default", "dev", "Meta"]):
-            done = _ip("netns", "exec", name, "ip", *cmd)
+                    ["link", "set", "Meta", "up"], ["route", "add", "default", "dev", "Meta"]):
+            done = netns.ip("netns", "exec", name, "ip", *cmd)
             if done.returncode != 0:
                 pytest.skip(f"cannot set up the TUN in the namespace ({' '.join(cmd)}): {done.stderr.strip()}")
-        etc.mkdir(parents=True, exist_ok=True)
-        (etc / "hosts").write_text("127.0.0.1 localhost\n198.18.0.7 api.fake-provider.test\n", encoding="utf-8")
         yield name
-    finally:
-        shutil.rmtree(etc, ignore_errors=True)
-        if not parent_existed:
-            shutil.rmtree(etc.parent, ignore_errors=True)
-        _ip("netns", "del", name)
 
 
 SCRIPT = """

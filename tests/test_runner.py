@@ -98,3 +98,35 @@ def test_results_come_back_in_stage_order_and_observer_sees_all() -> None:
     results = run_checks(checks, ctx(), Obs())
     assert [r.id for r in results] == ["a", "m", "z"]
     assert sorted(seen) == ["a", "m", "z"]
+
+
+class Overrunning(Fake):
+    """A check that sees its own (share) deadline and ignores it by `extra` seconds."""
+
+    def __init__(self, cid: str, extra: float) -> None:
+        super().__init__(cid)
+        self.extra = extra
+        self.own_deadline = 0.0
+
+    def run(self, ctx: Context) -> CheckResult:
+        self.own_deadline = ctx.deadline
+        time.sleep(max(0.0, ctx.remaining()) + self.extra)
+        return result_of(self, Status.PASS, "late")
+
+
+def test_a_waited_for_check_gets_a_share_and_its_dependants_still_run() -> None:
+    slow = Overrunning("models", extra=1.0)
+    after = Fake("client", stage=6, after=("models",))
+    c = ctx(timeout=4.0)
+    results = {r.id: r for r in run_checks([slow, after], c)}
+    assert slow.own_deadline < c.deadline - 1.0  # its context ends at its share, not at the run's end
+    assert results["client"].status is Status.PASS and "models" not in after.saw
+    assert results["models"].status is Status.PASS  # it finished before the run's deadline: its result counts
+    assert any("overran its share" in d for d in results["models"].details)
+
+
+def test_a_well_behaved_waited_for_check_is_waited_for() -> None:
+    first = Fake("models", sleep=0.2)
+    second = Fake("quota", stage=5, after=("models",))
+    results = {r.id: r for r in run_checks([first, second], ctx(timeout=5.0))}
+    assert "models" in second.saw and not results["models"].details

@@ -133,19 +133,31 @@ class Context:
     def http_client(self, *, timeout: float = 10.0, trust_env: bool = False, **kwargs: Any) -> httpx.Client:
         """An httpx client bounded by the deadline, with capdoctor's User-Agent.
 
-        `trust_env` is False by default so that a probe takes exactly the path the check chose; checks that
-        want the user's proxy path pass a `proxy=` explicitly (the proxy check decides what that is).
+        Every request it sends ends by its own timeout (the `timeout=` a call passes, else this one) cut to
+        the run's deadline, whole — headers, body, DNS included — however slowly a server answers
+        (`probes.http_deadline`). `trust_env` is False by default so that a probe takes exactly the path the
+        check chose; checks that want the user's proxy path pass a `proxy=` explicitly (the proxy check
+        decides what that is).
         """
         import httpx
 
         from capdoctor import __version__
+        from capdoctor.probes.http_deadline import DeadlineTransport
 
         headers = {"user-agent": f"capdoctor/{__version__}"}
         headers.update(kwargs.pop("headers", {}) or {})
         t = self.timeout(timeout)
-        return httpx.Client(
+        transport = httpx.HTTPTransport(verify=kwargs.pop("verify", True), proxy=kwargs.pop("proxy", None),
+                                        trust_env=trust_env)
+        client = httpx.Client(
             timeout=httpx.Timeout(t, connect=min(t, 5.0)),
             trust_env=trust_env,
             headers=headers,
+            transport=DeadlineTransport(transport, lambda: self.deadline),
             **kwargs,
         )
+        mounts = getattr(client, "_mounts", {})  # proxies from the environment (trust_env) get their own
+        for pattern, mounted in list(mounts.items()):
+            if mounted is not None:
+                mounts[pattern] = DeadlineTransport(mounted, lambda: self.deadline)
+        return client

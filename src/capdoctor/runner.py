@@ -4,7 +4,12 @@ Cross-cutting concerns live here and nowhere else: ordering by stage, waiting fo
 (`after`), skipping checks whose needs are unmet, timing, the single deadline, and turning crashes and
 overruns into `error` results. Each check runs in a daemon thread, so a check that hangs can never keep the
 CLI from finishing: at the deadline it is reported as "timed out after N s" and abandoned.
-Progress goes to an observer (the terminal renderer draws spinners); the runner never prints.
+
+Shares of the time: a check that others wait for (`after`) sees a context whose deadline is its share of the
+time left when it starts (`DEPENDED_SHARE`); its requests size themselves by it, and its dependants start
+when it finishes or when its share (plus `SHARE_GRACE_S`) is spent, whichever comes first — one slow check
+never keeps the later ones from running. A result that arrives after its dependants went ahead says so in
+its details. Progress goes to an observer (the terminal renderer draws spinners); the runner never prints.
 """
 
 from __future__ import annotations
@@ -20,6 +25,16 @@ from typing import Protocol
 from capdoctor.check import Check, Need
 from capdoctor.context import Context
 from capdoctor.model import CheckResult, Status, result_of
+
+DEPENDED_SHARE = 0.6
+"""The share of the time left that a check other checks wait for may use."""
+
+SHARE_GRACE_S = 0.25
+"""How long past its share a waited-for check may take to hand over its result before the others go ahead."""
+
+HANDOVER_S = 0.25
+"""Checks see the run's deadline this much early: one that sizes its last request by the time left still
+hands its result over before the runner stops waiting for it."""
 
 
 class Observer(Protocol):
@@ -73,38 +88,51 @@ def run_checks(
     """
     obs = observer or NullObserver()
     selected = {c.id for c in checks}
+    waited_for = {d for c in checks for d in c.after if d in selected}
     done = threading.Condition(threading.Lock())
     results: dict[str, CheckResult] = {}
     started_at: dict[str, float] = {}
+    due: dict[str, float] = {}  # check id -> end of its share (waited-for checks only)
+    went_ahead: set[str] = set()  # waited-for checks whose dependants started without their result
 
     def finish(check: Check, result: CheckResult, t0: float) -> None:
-        timed = replace(result, duration_ms=int((time.monotonic() - t0) * 1000))
+        now = time.monotonic()
+        timed = replace(result, duration_ms=int((now - t0) * 1000))
         with done:
             if check.id in results:  # already reported as timed out
                 return
+            if check.id in went_ahead:
+                note = (f"overran its share of the run ({now - t0:.1f} s of {due[check.id] - t0:.1f} s): the "
+                        "checks that read it went ahead without it")
+                timed = replace(timed, details=(*timed.details, note))
             results[check.id] = timed
             ctx.results[check.id] = timed
             done.notify_all()
         obs.finished(timed)
 
-    def body(check: Check) -> None:
-        t0 = time.monotonic()
-        with done:
-            started_at[check.id] = t0
+    def body(check: Check, check_ctx: Context, t0: float) -> None:
         obs.started(check)
         try:
-            result = check.run(ctx)
+            result = check.run(check_ctx)
         except BaseException as exc:
             result = _crash_result(check, exc)
         finish(check, result, t0)
 
+    def ready(dep: str, now: float) -> bool:
+        """`dep`'s result is in, or its share is spent (then the dependants go ahead without it)."""
+        if dep in results:
+            return True
+        if dep in due and now >= due[dep] + SHARE_GRACE_S:
+            went_ahead.add(dep)
+            return True
+        return False
+
     pending = list(checks)
-    threads: list[threading.Thread] = []
     with done:
         while True:
+            now = time.monotonic()
             for check in list(pending):
-                deps = [d for d in check.after if d in selected]
-                if any(d not in results for d in deps):
+                if not all(ready(d, now) for d in check.after if d in selected):
                     continue
                 pending.remove(check)
                 reason = unmet_need(check, ctx)
@@ -114,17 +142,21 @@ def run_checks(
                     ctx.results[check.id] = skip
                     obs.finished(skip)  # observers never take the runner's lock, so this cannot deadlock
                     continue
-                t = threading.Thread(target=body, args=(check,), name=f"check-{check.id}", daemon=True)
-                threads.append(t)
-                t.start()
+                end = ctx.deadline - HANDOVER_S
+                if check.id in waited_for:
+                    end = due[check.id] = now + DEPENDED_SHARE * max(0.0, end - now)
+                check_ctx = replace(ctx, deadline=end)
+                started_at[check.id] = now
+                threading.Thread(target=body, args=(check, check_ctx, now), name=f"check-{check.id}",
+                                 daemon=True).start()
             if len(results) == len(checks):
                 break
             left = ctx.remaining()
             if left <= 0:
                 break
-            done.wait(timeout=min(left, 0.5))
+            wake = [d + SHARE_GRACE_S - now for k, d in due.items() if k not in results]
+            done.wait(timeout=max(0.01, min([left, 0.5, *wake])))
 
-        total = ctx.deadline - min(started_at.values(), default=time.monotonic())
         overdue = [c for c in checks if c.id not in results]
         for check in overdue:
             t0 = started_at.get(check.id)
@@ -132,7 +164,7 @@ def run_checks(
                 res = result_of(check, Status.ERROR, "did not start before the deadline (a check it waits for overran)")
             else:
                 res = replace(
-                    result_of(check, Status.ERROR, f"timed out after {max(total, 0):.0f} s"),
+                    result_of(check, Status.ERROR, f"timed out after {max(ctx.deadline - t0, 0):.0f} s"),
                     duration_ms=int((time.monotonic() - t0) * 1000),
                 )
             results[check.id] = res

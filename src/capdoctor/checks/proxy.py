@@ -295,7 +295,10 @@ class ProxyCheck(Registered, check_id="proxy"):
         tun = net_tun.summarize(net_tun.classify_interfaces(interfaces, egress_iface), egress_iface)
         processes = net_tun.match_processes(net_tun.read_process_names())
 
-        if host and scheme:
+        if host and scheme and not resolved and not proxy_url:
+            # a lookup that failed or never answered would block the TLS connect in getaddrinfo again
+            tls, judgement = {"applicable": False, "reason": f"not checked: {host} did not resolve"}, None
+        elif host and scheme:
             tls_budget = max(0.05, min(5.0, ctx.remaining() - DEADLINE_MARGIN_S))
             tls, judgement = _tls_facts(ctx, host, port, scheme, proxy_url, tls_budget)
         else:
