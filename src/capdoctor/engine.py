@@ -19,6 +19,10 @@ from capdoctor.context import Context, Target
 from capdoctor.model import CheckResult, Status, Verdict
 from capdoctor.runner import Observer, run_checks
 
+FINISH_RESERVE_S = 0.3
+"""The checks stop this long before `started + timeout`: the verdict, the report, printing and the exit happen
+in it (and in the half second the timeout's promise allows), even on a loaded machine."""
+
 SECRET_ENV_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|COOKIE|CREDENTIAL)", re.IGNORECASE)
 
 
@@ -60,8 +64,8 @@ class RunOutcome:
 def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcome:
     """Run the selected checks under one deadline and decide; raises `UsageError` for unknown check ids.
 
-    The deadline is `started + timeout`; what follows it (verdict, report) is imported before the checks
-    start, so that the work after the deadline is only computing.
+    The checks' deadline is `started + timeout - FINISH_RESERVE_S`; what follows it (verdict, report) is
+    imported before the checks start, so that the work after the deadline is only computing.
     """
     from capdoctor import registry
     from capdoctor.clientuse import client_in_use
@@ -75,7 +79,7 @@ def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcom
         home=request.home,
         cwd=request.cwd,
         target=request.target,
-        deadline=started + request.timeout,
+        deadline=started + request.timeout - FINISH_RESERVE_S,
         no_inference=request.no_inference,
         verbose=request.verbose,
         options=request.options,
