@@ -135,7 +135,7 @@ def test_skip_when_no_logs(tmp_path: Path) -> None:
     result = LogsCheck().run(_ctx(tmp_path))
     assert result.status is Status.SKIP and "no client logs found" in result.summary
     assert LogsCheck().run(_ctx(tmp_path, logs=[str(tmp_path / "missing.log")])).status is Status.SKIP
-    with pytest.raises(UsageError, match=r"option 'since' 'soon' \(caller\) cannot read"):
+    with pytest.raises(UsageError, match=r"option 'since' 'soon' \(caller\) must be a duration"):
         _ctx(tmp_path, since="soon")  # a bad since never reaches the check: it is refused where it is read
 
 

@@ -2,9 +2,10 @@
 
 Contract: `run_logs(...)` is the one pipeline (expand → scan → patterns → findings → verdict → document)
 shared by the command and the `logs` check; `logs_command(...)` adds argument checks and output, and
-returns the exit code (2 with one clear line on `err` for a missing path or a bad `--since`; otherwise
-`exitcodes.for_verdict`). The lead wires `logs_command` into cli.py. It never prints a traceback for bad
-input and never prints a secret: documents are redacted in `findings.py`.
+returns the exit code (2 with one clear line on `err` for a missing path or a bad `--since`, and when none of
+the named inputs could be read — one line per input saying why; inputs that cannot be read next to ones that
+can are a warning line each; otherwise `exitcodes.for_verdict`). It never prints a traceback for bad input
+and never prints a secret: documents are redacted in `findings.py`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
@@ -24,13 +25,19 @@ DEFAULT_SINCE = "7d"
 
 @dataclass
 class LogsRun:
-    """Everything one logs run produced: the check-shaped result, the verdict and the JSON document."""
+    """Everything one logs run produced: the check-shaped result, the verdict and the JSON document.
+
+    `unreadable` lists the named inputs (and files inside named folders) that could not be read, as
+    (shown path, reason); `read_named` is True when at least one named input was read.
+    """
 
     check: CheckResult
     verdict: Verdict
     doc: dict[str, Any]
     scan: Any = None
     """The scanner's `ScanResult` (its events feed `logs --into`)."""
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    read_named: bool = False
 
 
 def run_logs(paths: Sequence[str], *, since: str | None, env: Mapping[str, str], home: Path, platform: str,
@@ -51,6 +58,7 @@ def run_logs(paths: Sequence[str], *, since: str | None, env: Mapping[str, str],
     if not named and discover_when_empty:
         discovered = discovery.discover(env, home, platform)
     srcs, skipped = sources.expand(named, since_ts=cutoff.timestamp() if cutoff else None)
+    named_paths = {s.path for s in srcs} | {s.path for s in skipped}
     if discovered:
         more, more_skipped = sources.expand([str(p) for _, p in discovered],
                                             since_ts=cutoff.timestamp() if cutoff else None,
@@ -67,7 +75,9 @@ def run_logs(paths: Sequence[str], *, since: str | None, env: Mapping[str, str],
         "discovered": [{"client": c, "path": sources.display_path(str(p), home)} for c, p in discovered],
     }
     doc = findings.to_json(result, pats, verdict, home, extra)
-    return LogsRun(check, verdict, doc, result)
+    mine = [f for f in result.files if f.path in named_paths]
+    unreadable = [(sources.display_path(f.path, home), f.skipped) for f in mine if f.skipped]
+    return LogsRun(check, verdict, doc, result, unreadable, any(f.skipped is None for f in mine))
 
 
 def logs_command(paths: list[str], as_json: bool, since: str | None, verbose: bool, out: TextIO,
@@ -95,6 +105,11 @@ def logs_command(paths: list[str], as_json: bool, since: str | None, verbose: bo
             run = run_logs(paths, since=since, env=os.environ, home=Path.home(), platform=sys.platform)
         except ValueError as exc:
             err.write(f"capdoctor: error: {exc}\n")
+            return int(ExitCode.USAGE)
+        nothing_read = bool(run.unreadable) and not run.read_named
+        for shown, reason in run.unreadable:  # one line per input: what it is and why it was not read
+            err.write(f"capdoctor: {'error' if nothing_read else 'warning'}: cannot read {shown}: {reason}\n")
+        if nothing_read:
             return int(ExitCode.USAGE)
         if store is not None:
             feed_logs(run, store, err)

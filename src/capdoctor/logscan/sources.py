@@ -77,22 +77,26 @@ def expand(paths: list[str], *, since_ts: float | None = None,
         try:
             st = os.stat(raw)
         except OSError as exc:
-            skipped.append(Skipped(raw, f"cannot read: {exc.strerror or exc}"))
+            broken = os.path.islink(raw)
+            skipped.append(Skipped(raw, "a broken link" if broken else f"cannot read: {exc.strerror or exc}"))
             continue
         if stat.S_ISDIR(st.st_mode):
             _walk(raw, sources, skipped, since_ts, keep)
         elif stat.S_ISREG(st.st_mode):
             sources.append(Source(raw, st.st_size, st.st_mtime, explicit=True))
-        else:
+        else:  # a FIFO or a device would block or never end: named, but not read
             skipped.append(Skipped(raw, "not a regular file"))
     return sources, skipped
 
 
 def _walk(root: str, sources: list[Source], skipped: list[Skipped], since_ts: float | None,
           keep: Callable[[str], bool] | None) -> None:
+    """Files under `root`, recursively. A symbolic link is followed only while it stays inside `root`: a link
+    out of the folder the user named (to their home, to /) is listed as skipped, never read."""
     stack = [root]
     seen_dirs: set[tuple[int, int]] = set()
     count = 0
+    inside = os.path.realpath(root)
     while stack:
         current = stack.pop()
         try:
@@ -107,10 +111,15 @@ def _walk(root: str, sources: list[Source], skipped: list[Skipped], since_ts: fl
             continue
         for entry in entries:
             try:
+                if entry.is_symlink() and not _within(os.path.realpath(entry.path), inside):
+                    skipped.append(Skipped(entry.path, f"a link out of {root}: not followed"))
+                    continue
                 if entry.is_dir(follow_symlinks=True):
                     stack.append(entry.path)
                     continue
                 if not entry.is_file(follow_symlinks=True):
+                    if entry.is_symlink() and not os.path.exists(entry.path):
+                        skipped.append(Skipped(entry.path, "a broken link"))
                     continue
                 est = entry.stat(follow_symlinks=True)
             except OSError as exc:
@@ -123,6 +132,14 @@ def _walk(root: str, sources: list[Source], skipped: list[Skipped], since_ts: fl
             if (since_ts is not None and est.st_mtime < since_ts) or (keep is not None and not keep(entry.path)):
                 continue
             sources.append(Source(entry.path, est.st_size, est.st_mtime, explicit=False))
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether the resolved `path` is `folder` or lies under it."""
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:  # different drives on Windows
+        return False
 
 
 class Reader:
