@@ -23,7 +23,10 @@ _BAD_CHARS = re.compile(r"[\x00-\x20\x7f-\x9f<>\"\\^`{|}]")
 """Characters no URL may hold raw: controls (CR/LF among them), blanks, and those RFC 3986 excludes.
 `urlsplit` silently drops CR, LF and tab, so they are looked for before parsing."""
 
-_HOST_NAME = re.compile(r"^(?!-)[\w-]{1,63}(?<!-)(?:\.(?!-)[\w-]{1,63}(?<!-))*\.?$", re.UNICODE)
+_NETLOC = re.compile(r"^(?:[^@]*@)?(?:\[[^\[\]]*\]|[^:\[\]]*)(?::\d*)?$")
+"""userinfo@, then a host (bracketed for IPv6), then :port: `urlsplit` alone ignores what follows a `]`."""
+
+_HOST_NAME = re.compile(r"^(?!-)[A-Za-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[A-Za-z0-9_-]{1,63}(?<!-))*\.?$")
 
 
 def url_problem(value: str) -> str | None:
@@ -42,19 +45,37 @@ def url_problem(value: str) -> str | None:
         return f"is not a valid URL ({exc})"
     if parts.scheme.lower() not in SCHEMES:
         return "must start with http:// or https://"
+    if not _NETLOC.match(parts.netloc):
+        return f"has an invalid host and port ({parts.netloc!r})"
     if not host:
         return "has no host"
     if port == 0:
         return "has port 0"
     if ":" in host:
         return None  # an IPv6 literal: urlsplit has checked the brackets and ipaddress the form
-    try:
-        host.encode("idna")
-    except UnicodeError:
+    ascii_host = _ascii_host(host)
+    if ascii_host is None:
         return f"has a host name that cannot be encoded ({host!r})"
-    if not _HOST_NAME.match(host):
+    if not _HOST_NAME.match(ascii_host):
         return f"has an invalid host name ({host!r})"
     return None
+
+
+def _ascii_host(host: str) -> str | None:
+    """`host` as the ASCII name a request uses (IDNA 2008, as httpx encodes it), or None when it has none."""
+    if host.isascii():
+        return host
+    try:
+        import idna  # httpx's own dependency: the same rules as the requests that follow
+
+        return str(idna.encode(host.lower()).decode("ascii"))
+    except ImportError:  # pragma: no cover - idna comes with httpx
+        try:
+            return host.encode("idna").decode("ascii")
+        except UnicodeError:
+            return None
+    except (idna.IDNAError, UnicodeError):
+        return None
 
 
 def _char_name(ch: str) -> str:
