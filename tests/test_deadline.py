@@ -34,12 +34,28 @@ LOAD_MARGIN_S = 1.5
 """Slack for a loaded shared CI machine on top of the 0.5 s promise (see the module docstring)."""
 
 
-def run_timed(args: list[str], cwd: Path, timeout: float, prefix: tuple[str, ...] = ()) -> tuple[float, Any]:
+def diagnose_args(base_url: str, timeout: float) -> list[str]:
+    """A full diagnosis of `base_url` with JSON output under `timeout`."""
+    return [
+        "diagnose",
+        "--json",
+        "--timeout",
+        str(timeout),
+        "--provider",
+        "openai",
+        "--base-url",
+        base_url,
+        "--model",
+        "gpt-5.5",
+    ]
+
+
+def run_timed(args: list[str], cwd: Path, timeout: float) -> tuple[float, Any]:
     """(seconds from before the process started until it exited and closed its pipes, the process)."""
     env = dict(os.environ)
     t0 = time.monotonic()
     proc = subprocess.run(
-        [*prefix, sys.executable, "-m", "capdoctor", *args],
+        [sys.executable, "-m", "capdoctor", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -59,18 +75,7 @@ def checks_of(proc: Any) -> dict[str, dict[str, Any]]:
 def test_the_process_ends_by_its_deadline_whatever_the_server_does(kind: str, tmp_path: Path) -> None:
     timeout = 4.0
     with FaultServer(kind) as server:
-        args = [
-            "diagnose",
-            "--json",
-            "--timeout",
-            str(timeout),
-            "--provider",
-            "openai",
-            "--base-url",
-            server.url + "/v1",
-            "--model",
-            "gpt-5.5",
-        ]
+        args = diagnose_args(server.url + "/v1", timeout)
         elapsed, proc = run_timed(args, tmp_path, timeout)
         assert server.hits >= 1, "the fault server was never reached: the test would prove nothing"
     assert elapsed <= timeout + PROMISE_S + LOAD_MARGIN_S, f"{kind}: the process took {elapsed:.2f} s"
@@ -83,7 +88,7 @@ def test_the_process_ends_by_its_deadline_whatever_the_server_does(kind: str, tm
 def test_a_body_drip_under_a_short_timeout(tmp_path: Path) -> None:
     """The issue's worst case: `--timeout 2` against a body drip ran for 48 to 200 s."""
     with FaultServer("body_drip") as server:
-        args = ["diagnose", "--json", "--timeout", "2", "--base-url", server.url + "/v1", "--provider", "openai"]
+        args = diagnose_args(server.url + "/v1", 2.0)
         elapsed, proc = run_timed(args, tmp_path, 2.0)
     assert elapsed <= 2.0 + PROMISE_S + LOAD_MARGIN_S, f"the process took {elapsed:.2f} s"
     assert checks_of(proc)["models"]["status"] != "error"
@@ -112,18 +117,7 @@ def test_a_dns_server_that_never_answers(tmp_path: Path) -> None:
     timeout = 4.0
     resolv = "nameserver 127.0.0.1\noptions timeout:5 attempts:3\n"
     with netns.namespace({"resolv.conf": resolv}) as name:
-        args = [
-            "diagnose",
-            "--json",
-            "--timeout",
-            str(timeout),
-            "--provider",
-            "openai",
-            "--base-url",
-            "https://api.silent.test/v1",
-            "--model",
-            "gpt-5.5",
-        ]
+        args = diagnose_args("https://api.silent.test/v1", timeout)
         done = subprocess.run(
             ["ip", "netns", "exec", name, sys.executable, "-c", SILENT_DNS, *args],
             capture_output=True,

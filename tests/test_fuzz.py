@@ -334,16 +334,7 @@ def test_the_cli_never_shows_a_traceback(
         assert out.err.strip(), "exit 2 without saying why"
 
 
-VALUE_FLAGS = [
-    "--provider",
-    "--base-url",
-    "--model",
-    "--alt-model",
-    "--api-key-env",
-    "--timeout",
-    "--since",
-    "--reference-url",
-]
+VALUE_FLAGS = FLAGS[:8]  # the flags that take a value about the target or the run
 
 
 @SLOW

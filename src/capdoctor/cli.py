@@ -409,7 +409,6 @@ def main(argv: list[str] | None = None) -> None:
 
     from capdoctor.errors import CapdoctorError, UsageError
 
-    fail = _say
     _PROCESS_CLOCK[0] = argv is None
     from capdoctor.streams import protect
 
@@ -425,26 +424,26 @@ def main(argv: list[str] | None = None) -> None:
     except click_exc.NoArgsIsHelpError:
         code = 0  # no arguments: help was printed
     except click_exc.ClickException as exc:
-        fail(f"capdoctor: error: {exc.format_message()} (see capdoctor --help)")
+        _say(f"capdoctor: error: {exc.format_message()} (see capdoctor --help)")
         code = ExitCode.USAGE
     except (typer.Abort, KeyboardInterrupt):
         code = INTERRUPTED
     except UsageError as exc:
-        fail(f"capdoctor: error: {exc}")
+        _say(f"capdoctor: error: {exc}")
         code = ExitCode.USAGE
     except CapdoctorError as exc:
-        fail(f"capdoctor: {exc}")
+        _say(f"capdoctor: {exc}")
         code = ExitCode.INTERNAL
     except BrokenPipeError:
         code = 0
     except Exception as exc:
         if os.environ.get("CAPDOCTOR_DEBUG"):
             raise
-        fail(f"capdoctor: internal error: {type(exc).__name__}: {exc} "
+        _say(f"capdoctor: internal error: {type(exc).__name__}: {exc} "
              "(please report; set CAPDOCTOR_DEBUG=1 for a traceback)")
         code = ExitCode.INTERNAL
     if code == INTERRUPTED:  # typer turns Ctrl-C into a quiet exit 130; older releases raise Abort
-        fail("capdoctor: interrupted")
+        _say("capdoctor: interrupted")
     _exit(int(code) if isinstance(code, int) else 0, wait=argv is not None)
 
 

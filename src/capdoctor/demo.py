@@ -111,6 +111,7 @@ def print_config(target: Any, options: Any, json_out: bool) -> int:
 
     from capdoctor.discovery import describe
     from capdoctor.engine import env_secrets
+    from capdoctor.options import shown as spell
     from capdoctor.redact import redact
 
     env = dict(os.environ)
@@ -138,7 +139,7 @@ def print_config(target: Any, options: Any, json_out: bool) -> int:
     for column in ("option", "value", "source"):
         opts.add_column(column, style="dim" if column == "source" else None)
     for name, row in (shown.get("options") or {}).items():
-        opts.add_row(name, _shown_value(row.get("value")), str(row.get("source", "")))
+        opts.add_row(name, spell(row.get("value")), str(row.get("source", "")))
     if opts.row_count:
         console.print(opts)
     for f in shown.get("files") or []:
@@ -148,15 +149,3 @@ def print_config(target: Any, options: Any, json_out: bool) -> int:
         console.print(f"! {line.get('message', line) if isinstance(line, dict) else line}")
     return 0
 
-
-def _shown_value(value: Any) -> str:
-    """An option value as capdoctor.toml would spell it (true/false, lists, `-` for unset)."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value) or "-"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)

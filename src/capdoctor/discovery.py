@@ -52,7 +52,7 @@ from capdoctor.context import Target, user_dir
 from capdoctor.errors import ConfigError, UsageError
 from capdoctor.hosts import is_loopback, url_port_open
 from capdoctor.keys import describe_key, problem_text, shape_text
-from capdoctor.options import Options, file_layer, flag_layer, resolve, unknown_keys
+from capdoctor.options import Given, Options, file_layer, flag_layer, resolve, text_problem, unknown_keys
 from capdoctor.providers.base import host_of
 from capdoctor.providers.catalog import (
     PROVIDER_NAMES,
@@ -131,10 +131,9 @@ def value_problem(key: str, value: str) -> str | None:
     """
     if key == "base_url":
         return url_problem(value)
-    if not value.strip():
-        return "is empty"
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        return "contains a control character"
+    problem = text_problem(value)
+    if problem:
+        return problem
     if key in ("api_key_env", "provider", "wire_api") and any(c.isspace() for c in value.strip()):
         return "contains a blank"
     return None
@@ -245,7 +244,7 @@ def load_options(files: list[ConfigFile], flags: Mapping[str, Any], env: Mapping
         layer = file_layer(table, file.source)
         for key, given in layer.items():
             line = _key_line(file.text, key)
-            layer[key] = type(given)(given.value, f"{file.source}:{line}" if line else file.source)
+            layer[key] = Given(given.value, f"{file.source}:{line}" if line else file.source)
         layers.append(layer)
     return resolve(layers, env=env)
 

@@ -111,13 +111,21 @@ def _float(spec: OptionSpec, value: Any, text: bool) -> float:
     return float(_number(spec, value, text, integer=False))
 
 
+def text_problem(value: str) -> str | None:
+    """Why `value` cannot be a name or a setting (`is empty`, `contains a control character`), or None."""
+    if not value.strip():
+        return "is empty"
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return "contains a control character"
+    return None
+
+
 def _string(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError(f"must be a string, not {type(value).__name__}")
-    if not value.strip():
-        raise ValueError("is empty")
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise ValueError("contains a control character")
+    problem = text_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value.strip()
 
 
@@ -289,15 +297,19 @@ def spec(name: str) -> OptionSpec:
 def help_for(name: str) -> str:
     """The help text of option `name`, with its default, for the flag that sets it."""
     s = BY_NAME[name]
-    shown = s.default if not isinstance(s.default, tuple) else None
-    return s.help if shown in (None, "", False) else f"{s.help} [default: {_shown(shown)}]"
+    return s.help if s.default in (None, "", False, ()) else f"{s.help} [default: {shown(s.default)}]"
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """An option value as capdoctor.toml would spell it (`true`, `30`, `a, b`; `-` for unset)."""
+    if value is None:
+        return "-"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) or "-"
     return str(value)
 
 
