@@ -9,7 +9,7 @@ Keys are 32 hex characters with no prefix. No I/O here; no cause decisions.
 from __future__ import annotations
 
 from capdoctor.context import Target
-from capdoctor.providers.base import OUTPUT_TOKENS, X_RATELIMIT, StatusPage
+from capdoctor.providers.base import OUTPUT_TOKENS, X_RATELIMIT, StatusPage, join
 from capdoctor.providers.compat import CompatAdapter
 
 
@@ -35,7 +35,7 @@ class AzureAdapter(CompatAdapter):
 
     def base_url_from_env(self, value: str) -> str:
         """AZURE_OPENAI_ENDPOINT names the resource; the OpenAI v1 API lives under `/openai/v1`."""
-        return value if "/openai" in value else value.rstrip("/") + "/openai/v1"
+        return value if "/openai" in value else join(value, "openai/v1")
 
     def auth_headers(self, target: Target) -> dict[str, str]:
         """Azure keys go in `api-key`."""
