@@ -93,8 +93,17 @@ def test_bad_capdoctor_toml_stops_before_any_request(sim: Any, project: Path, to
     assert sim.requests == []
 
 
+def test_bad_watch_options_stop_before_any_round(sim: Any, project: Path) -> None:
+    for flag, value in (("--interval", "nan"), ("--retention", "0"), ("--timeout", "-1")):
+        line = one_error_line(
+            run_cli("watch", *target_args(sim), "--db", str(project / "h.db"), flag, value, cwd=project)
+        )
+        assert f"{flag} '{value}' (flag {flag})" in line
+    assert sim.requests == [] and not (project / "h.db").exists()
+
+
 def test_bad_since_is_exit_2_for_every_command(project: Path) -> None:
-    for command in (["logs", str(project)], ["diagnose", "--only", "logs"], ["check", "logs"]):
+    for command in (["logs", str(project)], ["diagnose", "--only", "logs"], ["check", "logs"], ["history"]):
         line = one_error_line(run_cli(*command, "--since", "yesterday", cwd=project))
         assert "--since 'yesterday' (flag --since)" in line
 

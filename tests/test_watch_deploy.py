@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from capdoctor.options import Given, check
 from capdoctor.watch.metrics import Metrics
 from capdoctor.watch.records import WATCH, AttemptRecord, RoundRecord
 
@@ -44,7 +45,12 @@ def _accepted(args: list[str]) -> dict[str, Any]:
     group = typer.main.get_command(app)
     command = group.commands["watch"]  # type: ignore[attr-defined]
     ctx = command.make_context("watch", list(args))
-    return dict(ctx.params)
+    params = dict(ctx.params)
+    as_options = {"interval": "watch.interval_s", "retention": "watch.retention_days", "timeout": "timeout"}
+    for name, option in as_options.items():
+        if params.get(name) is not None:  # options are checked by capdoctor.options, as a run does
+            params[name] = check(option, Given(params[name], f"flag --{name}", text=True))
+    return params
 
 
 def test_systemd_unit_runs_an_accepted_watch() -> None:

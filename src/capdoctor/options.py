@@ -253,8 +253,14 @@ SPECS: tuple[OptionSpec, ...] = (
         maximum=600,
     ),
     OptionSpec("models.max_attempts", "int", 3, "Generation attempts per model.", minimum=1, maximum=20),
-    OptionSpec("models.primary_attempts", "int", 3, "Generations sent to the primary model, even after a "
-               "success (its failure rate is sampled).", minimum=1, maximum=20),
+    OptionSpec(
+        "models.primary_attempts",
+        "int",
+        3,
+        "Generations sent to the primary model, even after a success (its failure rate is sampled).",
+        minimum=1,
+        maximum=20,
+    ),
     OptionSpec("models.max_requests", "int", 8, "Requests the models check may send in all.", minimum=1, maximum=50),
     OptionSpec(
         "models.backoff_s",
@@ -276,10 +282,24 @@ SPECS: tuple[OptionSpec, ...] = (
         above=True,
         maximum=600,
     ),
-    OptionSpec("watch.interval_s", "float", 300.0, "Seconds from one watch round to the next.", flag="--interval",
-               minimum=1, maximum=7 * 86400),
-    OptionSpec("watch.retention_days", "float", 30.0, "Days of watch history to keep.", flag="--retention",
-               minimum=1, maximum=36500),
+    OptionSpec(
+        "watch.interval_s",
+        "float",
+        300.0,
+        "Seconds from one watch round to the next.",
+        flag="--interval",
+        minimum=1,
+        maximum=7 * 86400,
+    ),
+    OptionSpec(
+        "watch.retention_days",
+        "float",
+        30.0,
+        "Days of watch history to keep.",
+        flag="--retention",
+        minimum=1,
+        maximum=36500,
+    ),
     OptionSpec("demo", "bool", False, "Set by `capdoctor demo`: the target is the simulator.", user=False),
 )
 
