@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from capdoctor.errors import UsageError
 
@@ -31,8 +30,7 @@ class OptionError(UsageError):
     """An option value that cannot be used; the message names the value and where it came from."""
 
 
-@dataclass(frozen=True)
-class OptionSpec:
+class OptionSpec(NamedTuple):
     """One option: its name (the key in `[options]` and `ctx.options`), kind, default and help.
 
     `kind` names a parser in `KINDS`. `minimum`/`maximum` bound numbers (inclusive; `above` makes the
@@ -52,8 +50,7 @@ class OptionSpec:
     user: bool = True
 
 
-@dataclass(frozen=True)
-class Given:
+class Given(NamedTuple):
     """One layer's raw value for an option, and where it came from (`flag --timeout`, a file, `env X`)."""
 
     value: Any
@@ -336,8 +333,7 @@ def shown(value: Any) -> str:
 # -- values ---------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
     """An option's effective value and where it came from (`default` when nothing set it)."""
 
     value: Any
