@@ -19,7 +19,7 @@ from capdoctor.context import Context, Target
 from capdoctor.model import CheckResult, Status, Verdict
 from capdoctor.runner import Observer, run_checks
 
-FINISH_RESERVE_S = 0.3
+FINISH_RESERVE_S = 0.4
 """The checks stop this long before `started + timeout`: the verdict, the report, printing and the exit happen
 in it (and in the half second the timeout's promise allows), even on a loaded machine."""
 
