@@ -19,7 +19,7 @@ from capdoctor.clientconfig import (
     read_claude_settings,
     read_codex_config,
     read_dotenv,
-    read_toml,
+    read_text,
 )
 from capdoctor.errors import ConfigError
 
@@ -123,7 +123,7 @@ def test_readers_paths_and_missing_files(tmp_path: Path) -> None:
     (home / ".codex" / ".env").write_text("HTTPS_PROXY=http://127.0.0.1:7890\n", encoding="utf-8")
     (entry,) = read_dotenv(home / ".codex" / ".env", home, label="$CODEX_HOME/.env") or ()
     assert entry.file == "$CODEX_HOME/.env"
-    assert read_toml(home / "nope.toml", home) is None
+    assert read_text(home / "nope.toml", home) is None
 
 
 def test_readers_strict_and_lenient_decoding(tmp_path: Path) -> None:

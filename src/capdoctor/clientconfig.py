@@ -7,7 +7,7 @@ the file, and the line where known, when it cannot be read or is not valid TOML/
 Codex `$CODEX_HOME/config.toml` (`model`, `model_provider`, the active `[model_providers.*]` table with
 `base_url`/`env_key`/`wire_api`/`query_params`, `openai_base_url`) and `$CODEX_HOME/.env`; Claude Code
 `settings.json` (user, project, project local: the `env` block and `model`); Gemini CLI
-`~/.gemini/settings.json` (`model`). `read_toml` is the same strict TOML reader for capdoctor's own file.
+`~/.gemini/settings.json` (`model`). `read_text` and `parse_toml` also read capdoctor's own file.
 
 Why values of the wrong type are not parse errors: the clients mostly ignore them, so the parsers keep them
 out of the values and record them in `problems` (file and line included); strict callers (target
@@ -314,12 +314,6 @@ def read_text(path: Path, home: Path, *, label: str | None = None, strict: bool 
     except (OSError, UnicodeDecodeError) as exc:
         detail = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         raise ClientConfigError(f"{file}: cannot read: {exc}", file=file, detail=detail, kind="read") from None
-
-
-def read_toml(path: Path, home: Path) -> dict[str, Any] | None:
-    """A TOML file (capdoctor.toml too): the document, None when missing, `ClientConfigError` when bad."""
-    text = read_text(path, home)
-    return None if text is None else parse_toml(text, show(path, home))
 
 
 def read_codex_config(path: Path, home: Path, *, strict: bool = True) -> CodexConfig | None:
