@@ -184,8 +184,9 @@ SPECS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "since",
         "since",
-        "7d",
-        "Only log data newer than this: a duration (7d, 12h, 30m), a date (2026-11-01) or 'all'.",
+        None,
+        "Only log data newer than this: a duration (7d, 12h, 30m), a date (2026-11-01) or 'all' (default: 7d for "
+        "discovered logs; logs you name are read whole).",
         flag="--since",
     ),
     OptionSpec("logs", "paths", (), "Log files or folders to scan besides the discovered ones.", flag="--log"),
