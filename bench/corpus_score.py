@@ -1,12 +1,14 @@
 """Score the out-of-sample corpus per cause, through exactly the path of `capdoctor explain` (and `logs`).
 
-    .venv/bin/python bench/corpus_score.py tune            # per-cause figures, capacity precision
-    .venv/bin/python bench/corpus_score.py tune --misses   # and every tuning-half miss (text and verdict)
-    .venv/bin/python bench/corpus_score.py holdout         # per-cause figures only
+    .venv/bin/python bench/corpus_score.py                     # both tuning sets (tune, tune2), per cause
+    .venv/bin/python bench/corpus_score.py --half tune2 --misses   # and every miss of tune2 (text and verdict)
+    .venv/bin/python bench/corpus_score.py --half holdout      # the held-out half: per-cause figures only
 
-Only `decidable` items count (the thread's cause can be read from the text alone). The held-out half is never
-listed item by item: its misses are not shown, by design (nobody tunes after reading a held-out miss).
-`tests/test_corpus.py` uses `score()` and pins each half's figures so they can only go up.
+Only `decidable` items count (the thread's cause can be read from the text alone). The tuning sets are
+`tune` (the first half of the split) and `tune2` (a second, later collection); the held-out half is never
+scored unless asked for by name, and never listed item by item: its misses are not shown, by design (nobody
+tunes after reading a held-out miss). `tests/test_corpus.py` uses `score()` and pins each set's figures so
+they can only go up.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
+TUNING = ("tune", "tune2")
+"""The sets that may be read while tuning; `holdout` is the other half of the split."""
+HALVES = (*TUNING, "holdout")
 CAUSES = ("capacity", "quota", "account", "network", "hardware", "client")
 
 
@@ -50,7 +55,7 @@ class Score:
 
 
 def load(half: str) -> list[dict[str, Any]]:
-    """The items of `half` (`tune` or `holdout`)."""
+    """The items of `half` (`tune`, `tune2` or `holdout`)."""
     path = CORPUS / f"{half}.jsonl"
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
@@ -83,17 +88,21 @@ def score(items: list[dict[str, Any]]) -> Score:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("half", choices=("tune", "holdout"))
-    parser.add_argument("--misses", action="store_true", help="list the misses (tuning half only)")
+    parser.add_argument(
+        "--half", action="append", choices=HALVES, help="a set to score (repeatable; default: the tuning sets)"
+    )
+    parser.add_argument("--misses", action="store_true", help="list the misses (tuning sets only)")
     args = parser.parse_args(argv)
-    if args.misses and args.half != "tune":
+    halves = args.half or list(TUNING)
+    if args.misses and "holdout" in halves:
         parser.error("the held-out half's misses are not shown: nobody tunes after reading one")
-    result = score(load(args.half))
-    print(f"{args.half}: {result.line()}")
-    if args.misses:
-        for item, got in result.misses:
-            text = " ".join(item["text"].split())[:300]
-            print(f"- {item['id']} {item['label']} -> {got} [{item['ecosystem']}] {text}")
+    for half in halves:
+        result = score(load(half))
+        print(f"{half}: {result.line()}")
+        if args.misses:
+            for item, got in result.misses:
+                text = " ".join(item["text"].split())[:300]
+                print(f"- {item['id']} {item['label']} -> {got} [{item['ecosystem']}] {text}")
     return 0
 
 
