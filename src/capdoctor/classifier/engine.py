@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from capdoctor.classifier.structure import StatusHit, StatusReader
+from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
     ORIGINS,
     SPECIFICITY,
@@ -113,9 +113,9 @@ def _compile(sig: Signature) -> _Row:
     return _Row(
         sig,
         token_pattern(sig.names + sig.codes),
-        re.compile("|".join(f"(?:{p})" for p in sig.phrases), flags) if sig.phrases else None,
-        tuple(re.compile(p, flags) for p in sig.also),
-        re.compile("|".join(f"(?:{p})" for p in sig.unless), flags) if sig.unless else None,
+        re.compile(ascii_words("|".join(f"(?:{p})" for p in sig.phrases)), flags) if sig.phrases else None,
+        tuple(re.compile(ascii_words(p), flags) for p in sig.also),
+        re.compile(ascii_words("|".join(f"(?:{p})" for p in sig.unless)), flags) if sig.unless else None,
         tuple((n, re.compile(rx, re.IGNORECASE)) for n, rx in sig.headers),
     )
 
@@ -175,10 +175,10 @@ class Engine:
         self._header_rows = tuple(i for i, c in enumerate(self._compiled) if c.header_re)
         self._names = tuple((n, token_pattern(n.names)) for n in data.status_names)
         self.reader = StatusReader(data.spellings, data.error_words, data.access_line)
-        self._local = re.compile(data.local_hints, re.IGNORECASE) if data.local_hints else None
+        self._local = re.compile(ascii_words(data.local_hints), re.IGNORECASE) if data.local_hints else None
         self._rules: dict[int, StatusRule] = {s: rule for rule in data.rules for s in rule.statuses}
         self._outcome_text = {
-            o.text: re.compile(o.text, re.IGNORECASE) for rule in data.rules for o in rule.outcomes if o.text
+            o.text: re.compile(ascii_words(o.text), re.IGNORECASE) for rule in data.rules for o in rule.outcomes if o.text
         }
 
         # The literal table: each literal -> the units (text rows, status names, spellings) it can trigger.

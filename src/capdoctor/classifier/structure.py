@@ -26,6 +26,19 @@ errors, whatever spells them)."""
 MAX_READ = 65536
 """Only this much of a text is read for fields and statuses (a huge body says what it says early)."""
 
+_WORD = "A-Za-z0-9_"
+ASCII_BOUNDARY = f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
+"""A word boundary between ASCII word characters and anything else. Python's `\\b` treats CJK characters as
+word characters, so `报错OOM` or `返回HTTP 429` (Chinese text glues English terms on without a space) would
+have no boundary before `OOM` or `HTTP`; the tables' `\\b` means this boundary instead."""
+_BACKSLASH_B = re.compile(r"(?<!\\)((?:\\\\)*)\\b")
+
+
+def ascii_words(pattern: str) -> str:
+    """`pattern` with every `\\b` meaning an ASCII word boundary (see ASCII_BOUNDARY); `\\\\b` stays a
+    backslash and a `b`."""
+    return _BACKSLASH_B.sub(lambda m: m.group(1) + ASCII_BOUNDARY, pattern)
+
 
 @dataclass(frozen=True)
 class StatusHit:
@@ -43,9 +56,9 @@ class StatusReader:
     def __init__(self, spellings: Sequence[Spelling], error_words: str, access_line: str) -> None:
         flags = re.IGNORECASE | re.MULTILINE
         self.spellings = tuple(spellings)
-        self._res = tuple(re.compile(sp.pattern.replace("{s}", STATUS_GROUP), flags) for sp in spellings)
-        self._error_words = re.compile(error_words, flags) if error_words else None
-        self._access_line = re.compile(access_line, re.IGNORECASE) if access_line else None
+        self._res = tuple(re.compile(ascii_words(sp.pattern.replace("{s}", STATUS_GROUP)), flags) for sp in spellings)
+        self._error_words = re.compile(ascii_words(error_words), flags) if error_words else None
+        self._access_line = re.compile(ascii_words(access_line), re.IGNORECASE) if access_line else None
 
     def read(self, text: str, ids: Collection[int] | None = None) -> StatusHit | None:
         """The first error status stated in `text` by the spellings `ids` (all when None), else None.
