@@ -26,12 +26,14 @@ CASES_SHA256 = "32a34fffdf269b922910fcb9fce507b85d34da267f9c47d7a3388ff501e97e1b
 CASES: list[dict[str, Any]] = [json.loads(line) for line in CASES_PATH.read_text("utf-8").splitlines()
                                if line.strip()]
 
-PINNED = {"capacity": 23, "quota": 28, "account": 15, "network": 24, "hardware": 15, "client": 20}
+PINNED = {"capacity": 23, "quota": 28, "account": 15, "network": 24, "hardware": 15, "client": 19}
 """Cases judged right per label (of 27/29/19/25/15/22). Raise these when the engine improves; never lower.
 
 Lowered once, on purpose, when the rows that matched a user's story instead of an error text were removed
 (account 19 -> 15: fc-070..073; network 25 -> 24: fc-090; client 21 -> 20: fc-122) and the sample-shaped
-"exceeded retry limit, last status: 429" row went (capacity 24 -> 23: fc-013; quota 27 -> 28: fc-055)."""
+"exceeded retry limit, last status: 429" row went (capacity 24 -> 23: fc-013; quota 27 -> 28: fc-055).
+Lowered again (client 20 -> 19: fc-132) when OpenRouter's "No endpoints found matching your data policy" became
+the account's privacy setting (openrouter.data_policy), as two out-of-sample threads label it."""
 
 STORY = "the label comes from the user's story, not the error text: "
 MISLEADING: dict[str, str] = {
@@ -41,8 +43,8 @@ MISLEADING: dict[str, str] = {
               "the thread's answer (capacity) came from other users seeing it at the same time.",
     "fc-022": "Cursor's 'check your internet connection or VPN' during a global outage: the text blames the "
               "network; only the status page or other users' reports reveal capacity.",
-    "fc-024": "404 'model does not exist' during a service-side model outage that healed itself: the text is "
-              "identical to a typo or a retired model (client).",
+    "fc-024": "404 'model `gpt-5.5` does not exist or you do not have access' during a service-side model outage "
+              "that healed itself: the text is identical to an organisation without access to a published model.",
     "fc-054": "'Selected model is at capacity' seen as empty requests behind a relay; labelled quota from "
               "relay context that is not in the text.",
     "fc-070": STORY + "'at capacity' on every request, resolved by appealing and re-securing the account.",
@@ -51,6 +53,9 @@ MISLEADING: dict[str, str] = {
     "fc-073": STORY + "'at capacity', and a freshly opened account works (risk control).",
     "fc-090": STORY + "'related to the internet connection', fixed by turning a proxy off.",
     "fc-122": STORY + "'credit balance too low' caused by a stray ANTHROPIC_API_KEY the user found.",
+    "fc-132": "OpenRouter's 'No endpoints found matching your data policy': the account's privacy setting excludes "
+              "every provider (the maintainer's fix was that setting). The engine names the account, as two "
+              "out-of-sample threads label the same message; this case's label calls the setting client.",
     "fc-137": "A relay's Chat Completions stream ending before finish_reason: only a weak client hint exists "
               "in the text, too weak alone for a verdict (inconclusive).",
 }

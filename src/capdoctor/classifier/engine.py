@@ -353,11 +353,14 @@ class Engine:
         self, c: _Row, text: str, status: int | None, fit: int | None, headers: Mapping[str, str] | None, origin: str
     ) -> Match | None:
         """Score one compiled row against one text, or None when it does not match; `status` is the
-        caller's (rows strict about their status need it), `fit` the status judged (it adds to rows listing it)."""
+        caller's (rows strict about their status need it), `fit` the status judged (it adds to rows listing it,
+        and vetoes rows whose words it contradicts: `not_statuses`)."""
         sig = c.sig
         if origin not in sig.origins:
             return None
         if sig.status_strict and sig.statuses and status not in sig.statuses:
+            return None
+        if fit is not None and fit in sig.not_statuses:
             return None
         score = 0.0
         span: tuple[int, int] | None = None

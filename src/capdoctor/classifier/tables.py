@@ -77,6 +77,7 @@ class Signature:
     unless: tuple[str, ...] = ()
     statuses: tuple[int, ...] = ()
     status_strict: bool = False
+    not_statuses: tuple[int, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
     origins: tuple[str, ...] = ORIGINS
     literals: tuple[str, ...] = ()
@@ -238,6 +239,7 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
         unless=_strs(merged, "unless"),
         statuses=tuple(int(s) for s in merged.get("statuses", ())),
         status_strict=bool(merged.get("status_strict", False)),
+        not_statuses=tuple(int(s) for s in merged.get("not_statuses", ())),
         headers=_headers(merged),
         origins=origins,
         literals=literals,
