@@ -63,6 +63,27 @@ UNSEEN: list[tuple[str, str]] = [
     ("ollama: 404 model 'qwen3:32b' not found, try pulling it first", "client"),
     ("Error: unknown model 'gpt-4o-mni'", "client"),
     ("openai.BadRequestError: prompt is too long: 250000 tokens > 200000 maximum", "client"),
+    # second tuning round's kinds, in other words than the tuning texts
+    ("openai.NotFoundError: The model `o3-mini` does not exist or you do not have access to it.", "account"),
+    ("openai.NotFoundError: The model `gpt4-turbo` does not exist", "client"),
+    ('{"object":"error","message":"The model `gpt-4o` does not exist.","type":"NotFoundError","param":null,'
+     '"code":404}', "client"),
+    ("AuthenticationError: Incorrect API key provided: null. You can find your API key at the dashboard.", "client"),
+    ("KeyError: 'ANTHROPIC_API_KEY'", "client"),
+    ("Error code: 400 - {'error': {'code': 'OperationNotSupported', 'message': 'The embeddings operation does not "
+     "work with the specified model, gpt-4o. Please choose different model and try again.'}}", "client"),
+    ('POST /openai/deployments/chat/completions failed: {"error":{"code":"404","message":"Resource not found"}}',
+     "client"),
+    ("Access to model meta-llama/Llama-3.1-8B is restricted and you are not in the authorized list.", "account"),
+    ("OpenRouter 404: No endpoints found matching your data policy (Free model publication)", "account"),
+    ("HfHubHTTPError: Model bigscience/bloom is currently loading (estimated_time 45.0)", "capacity"),
+    ("<title>api.example.ai | 504: Gateway time-out</title>", "capacity"),
+    ("[gpt] Error code: 429 - {'error': {'code': 'limit_burst_rate', 'message': 'Slow your ramp-up'}}", "quota"),
+    ("Pod llama-server-0 restarted (Last State: Terminated, Reason: OOMKilled)", "hardware"),
+    ("长上下文推理时显存爆了，进程退出", "hardware"),
+    ("RuntimeError: DefaultCPUAllocator: can't allocate memory: you tried to allocate 1073741824 bytes", "hardware"),
+    ("FetchError: Client network socket disconnected before secure TLS connection was established", "network"),
+    ("Server returned 403 - the upstream may be busy, try again in a moment", "account"),
 ]
 
 

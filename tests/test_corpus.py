@@ -1,14 +1,16 @@
 """The out-of-sample corpus (tests/data/corpus, see its README): real excerpts the engine was not written from.
 
-Each half is scored per cause on its `decidable` items through exactly the path of `capdoctor explain`
-(bench/corpus_score.py), and the figures are pinned so they can only go up. The tuning half may be read while
-tuning; the held-out half is only ever scored here: its figures are printed (pytest -s), its items never are,
-and nobody tunes after reading one. A capacity verdict must be right: wrong in under 2% of the times it is
-given where the text decides. `logs` must reach the same cause as `explain` on every text of both halves.
+Each set is scored per cause on its `decidable` items through exactly the path of `capdoctor explain`
+(bench/corpus_score.py), and the figures are pinned so they can only go up. The tuning sets (`tune`, the first
+half of the split, and `tune2`, a later collection) may be read while tuning; the held-out half is only ever
+scored here: its figures are printed (pytest -s), its items never are, and nobody tunes after reading one.
+A capacity verdict must be right: wrong in under 2% of the times it is given where the text decides. `logs`
+must reach the same cause as `explain` on every text of every set.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from pathlib import Path
@@ -32,34 +34,37 @@ def _bench() -> ModuleType:
 cs = _bench()
 
 PINNED = {
-    "tune": {"capacity": 25, "quota": 28, "account": 20, "network": 29, "hardware": 22, "client": 20},
+    "tune": {"capacity": 26, "quota": 28, "account": 25, "network": 29, "hardware": 22, "client": 20},
+    "tune2": {"capacity": 30, "quota": 34, "account": 33, "network": 36, "hardware": 32, "client": 26},
     "holdout": {"capacity": 20, "quota": 21, "account": 19, "network": 24, "hardware": 19, "client": 12},
 }
-"""Decidable items judged right per cause, per half. Raise these when the engine improves; never lower them."""
+"""Decidable items judged right per cause, per set. Raise these when the engine improves; never lower them.
+tune2 was first scored by the engine tuned on `tune` alone (its out-of-sample figure then: 150 of 198,
+capacity 25, quota 30, account 19, network 35, hardware 28, client 13)."""
 
 WRONG_CAPACITY_CEILING = 1
-"""Wrong capacity verdicts among decidable items of both halves, at most (lower it when it improves)."""
+"""Wrong capacity verdicts among decidable items of all sets, at most (lower it when it improves)."""
 
 
-@pytest.fixture(scope="module")
-def scores() -> dict[str, Any]:
-    return {half: cs.score(cs.load(half)) for half in ("tune", "holdout")}
+@functools.cache
+def _score(half: str) -> Any:
+    return cs.score(cs.load(half))
 
 
-@pytest.mark.parametrize("half", ["tune", "holdout"])
-def test_figures_per_cause_only_go_up(half: str, scores: dict[str, Any]) -> None:
-    score = scores[half]
+@pytest.mark.parametrize("half", cs.HALVES)
+def test_figures_per_cause_only_go_up(half: str) -> None:
+    score = _score(half)
     print(f"\n{half}: {score.line()}")
     low = {c: f"{score.right[c]} < {floor}" for c, floor in PINNED[half].items() if score.right[c] < floor}
     assert not low, f"{half}: below the pinned figures: {low}"  # counts only: held-out items are never named
 
 
-def test_a_capacity_verdict_is_rarely_wrong(scores: dict[str, Any]) -> None:
-    """Over both halves, among decidable items: how often a capacity verdict is wrong. The target is under 2%
+def test_a_capacity_verdict_is_rarely_wrong() -> None:
+    """Over every set, among decidable items: how often a capacity verdict is wrong. The target is under 2%
     of those given; the first measurement (after tuning on the tuning half only) was 1 of 46 (2.2%), pinned
     here as a ceiling so it can only go down."""
     given = wrong = 0
-    for half in ("tune", "holdout"):
+    for half in cs.HALVES:
         for item in cs.load(half):
             if not item.get("decidable", True):
                 continue
@@ -75,7 +80,7 @@ def test_logs_reaches_the_same_cause_as_explain(tmp_path: Path) -> None:
     from capdoctor.logscan.command import run_logs
 
     disagree = 0
-    items = cs.load("tune") + cs.load("holdout")
+    items = [item for half in cs.HALVES for item in cs.load(half)]
     for n, item in enumerate(items):
         path = tmp_path / f"{n}.log"
         path.write_text(item["text"], encoding="utf-8")

@@ -241,6 +241,45 @@ def test_a_local_server_5xx_is_never_capacity() -> None:
     assert top is not None and top.signature.id == "http.5xx.local"
 
 
+def test_a_status_that_says_who_you_are_vetoes_load_words() -> None:
+    """`not_statuses`: a wrapper's "may be temporarily unavailable" beside a 401 is a guess; the status is
+    the fact. The same words with a status that allows them (or none) still speak for capacity."""
+    text = "Server returned {} - the model may be temporarily unavailable or busy. Try again in a moment."
+    for status in (401, 403, 407):
+        assert all(m.signature.cause is not Cause.CAPACITY for m in classify(text.format(status))), status
+    for status in (429, 503):
+        assert any(m.signature.id.startswith("phrase.") for m in classify(text.format(status))), status
+    assert "phrase.unavailable.en" in _ids(classify("the model may be temporarily unavailable"))
+    with_caller = classify("service temporarily unavailable", status=401)
+    assert "phrase.unavailable.en" not in _ids(with_caller)
+
+
+@pytest.mark.parametrize(
+    ("text", "row"),
+    [
+        ("Qwen 72B 推理到 10k token 时报错OOM", "phrase.memory.en"),
+        ("接口返回HTTP 429，请稍后", "http.429"),
+        ("调用失败status code 503，请重试", "http.503"),
+    ],
+)
+def test_word_boundaries_are_ascii(text: str, row: str) -> None:
+    """Chinese text glues English terms on without a space; the tables' `\\b` still finds them."""
+    assert row in _ids(classify(text)), _ids(classify(text))
+
+
+def test_ascii_boundaries_still_separate_words() -> None:
+    assert "phrase.memory.en" not in _ids(classify("zoom meeting failed"))
+    assert "phrase.memory.en" in _ids(classify("runner died: OOM"))
+
+
+def test_exception_names_are_read_inside_prefixed_class_names() -> None:
+    """SDKs prefix a provider's name onto the class (`OpenAIRateLimitError`); a function of that name in a
+    stack trace (`isRateLimitError`) is not the class."""
+    assert "http.429" in _ids(classify("OpenAIRateLimitError (status code unknown)"))
+    assert "name.connection_error" in _ids(classify("MistralAPIConnectionError: peer went away"))
+    assert classify("    at isRateLimitError (retry.js:12:7)") == []
+
+
 def test_strength_then_specificity_orders_matches() -> None:
     body = '{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}'
     found = classify(body, status=429)

@@ -79,13 +79,27 @@ class _Row:
     header_re: tuple[tuple[str, re.Pattern[str]], ...]
 
 
+_CLASS_NAME = re.compile(r"[A-Z][A-Za-z0-9]*(?:Error|Exception)")
+"""An exception class name: it may also end a longer class name (`OpenAIRateLimitError`, `GroqRateLimitError`:
+SDKs prefix the provider's name). The whole name must still start with an upper-case letter, so a function
+named `isRateLimitError` in a stack trace is not the class."""
+
+
 def token_pattern(tokens: Iterable[str]) -> re.Pattern[str] | None:
     """One regex for whole tokens: names with an upper-case letter match in their own case (`UNAVAILABLE`,
-    `RateLimitError` are not the words "unavailable" or "ratelimiterror"), all-lower-case ones in any case."""
-    alts = [re.escape(t) if t != t.lower() else f"(?i:{re.escape(t)})" for t in tokens]
+    `RateLimitError` are not the words "unavailable" or "ratelimiterror"), all-lower-case ones in any case;
+    an exception class name also as the tail of a CamelCase name (see _CLASS_NAME)."""
+    alts = [
+        rf"(?<![A-Za-z0-9_])(?:[A-Z][A-Za-z0-9]*?)?{re.escape(t)}"
+        if _CLASS_NAME.fullmatch(t)
+        else rf"(?<![A-Za-z0-9_]){re.escape(t)}"
+        if t != t.lower()
+        else rf"(?<![A-Za-z0-9_])(?i:{re.escape(t)})"
+        for t in tokens
+    ]
     if not alts:
         return None
-    return re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])")
+    return re.compile("(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])")
 
 
 def trie_pattern(words: Sequence[str]) -> str:
