@@ -19,8 +19,11 @@ UNSEEN: list[tuple[str, str]] = [
     ("サーバーが混雑しています。しばらくしてから再度お試しください", "capacity"),
     ("Zed assistant: upstream provider is overloaded (HTTP 529), backing off", "capacity"),
     ("Error: Die Server sind derzeit überlastet.", "capacity"),
-    ('aider: litellm.InternalServerError: AnthropicException - {"type":"error","error":'
-     '{"type":"overloaded_error","message":"Overloaded"}}', "capacity"),
+    (
+        'aider: litellm.InternalServerError: AnthropicException - {"type":"error","error":'
+        '{"type":"overloaded_error","message":"Overloaded"}}',
+        "capacity",
+    ),
     # quota
     ("错误：您的账户余额不足，请充值后继续使用", "quota"),
     ("Roo Code: 429 You exceeded your current quota; see billing", "quota"),
@@ -28,19 +31,27 @@ UNSEEN: list[tuple[str, str]] = [
     ('{"error":{"type":"insufficient_quota"}} (retrying in 30s)', "quota"),
     ("Cline: Payment Required — out of credits for this workspace", "quota"),
     # Gemini 429 RESOURCE_EXHAUSTED with a QuotaFailure detail is quota (without one it stays ambiguous)
-    ("google.api_core.exceptions.ResourceExhausted: 429 RESOURCE_EXHAUSTED. [{'@type': "
-     "'type.googleapis.com/google.rpc.QuotaFailure', 'violations': [{'quotaMetric': "
-     "'generativelanguage.googleapis.com/generate_content_paid_tier_input_token_count', 'quotaValue': '0'}]}]",
-     "quota"),
-    ('[gemini] status=RESOURCE_EXHAUSTED details=[{"@type":"type.googleapis.com/google.rpc.QuotaFailure",'
-     '"violations":[{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel","quotaValue":"15"}]}]', "quota"),
+    (
+        "google.api_core.exceptions.ResourceExhausted: 429 RESOURCE_EXHAUSTED. [{'@type': "
+        "'type.googleapis.com/google.rpc.QuotaFailure', 'violations': [{'quotaMetric': "
+        "'generativelanguage.googleapis.com/generate_content_paid_tier_input_token_count', 'quotaValue': '0'}]}]",
+        "quota",
+    ),
+    (
+        '[gemini] status=RESOURCE_EXHAUSTED details=[{"@type":"type.googleapis.com/google.rpc.QuotaFailure",'
+        '"violations":[{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel","quotaValue":"15"}]}]',
+        "quota",
+    ),
     # account
     ("Your account has been suspended for violating the usage policies.", "account"),
     ('{"error":{"code":"account_deactivated","message":"deactivated"}}', "account"),
     ("该账号被封禁，请联系客服", "account"),
     # Anthropic's 403 region/egress refusal, through other wrappers
-    ("anthropic.PermissionDeniedError: Error code: 403 - {'type': 'error', 'error': {'type': 'forbidden', "
-     "'message': 'Request not allowed'}}", "account"),
+    (
+        "anthropic.PermissionDeniedError: Error code: 403 - {'type': 'error', 'error': {'type': 'forbidden', "
+        "'message': 'Request not allowed'}}",
+        "account",
+    ),
     ("[claude] POST /v1/messages -> 403: Request not allowed (egress via hk-02)", "account"),
     # network
     ("aider: litellm.APIConnectionError: Connection refused (os error 111)", "network"),
@@ -55,8 +66,10 @@ UNSEEN: list[tuple[str, str]] = [
     ("koboldcpp: ggml_metal_graph_compute: failed to allocate Metal0 buffer of size 8589934592", "hardware"),
     ("kernel: Out of memory: Killed process 4242 (llama-server)", "hardware"),
     ("模型加载失败：显存不足", "hardware"),
-    ("vllm serve failed: ValueError: No available memory for the cache blocks (gpu_memory_utilization=0.6)",
-     "hardware"),
+    (
+        "vllm serve failed: ValueError: No available memory for the cache blocks (gpu_memory_utilization=0.6)",
+        "hardware",
+    ),
     ("lms load qwen3-32b: Not enough resources to load the model (estimated 21.4 GB)", "hardware"),
     # client
     ("This model requires a newer version of the app. Please upgrade your client.", "client"),
@@ -66,14 +79,22 @@ UNSEEN: list[tuple[str, str]] = [
     # second tuning round's kinds, in other words than the tuning texts
     ("openai.NotFoundError: The model `o3-mini` does not exist or you do not have access to it.", "account"),
     ("openai.NotFoundError: The model `gpt4-turbo` does not exist", "client"),
-    ('{"object":"error","message":"The model `gpt-4o` does not exist.","type":"NotFoundError","param":null,'
-     '"code":404}', "client"),
+    (
+        '{"object":"error","message":"The model `gpt-4o` does not exist.","type":"NotFoundError","param":null,'
+        '"code":404}',
+        "client",
+    ),
     ("AuthenticationError: Incorrect API key provided: null. You can find your API key at the dashboard.", "client"),
     ("KeyError: 'ANTHROPIC_API_KEY'", "client"),
-    ("Error code: 400 - {'error': {'code': 'OperationNotSupported', 'message': 'The embeddings operation does not "
-     "work with the specified model, gpt-4o. Please choose different model and try again.'}}", "client"),
-    ('POST /openai/deployments/chat/completions failed: {"error":{"code":"404","message":"Resource not found"}}',
-     "client"),
+    (
+        "Error code: 400 - {'error': {'code': 'OperationNotSupported', 'message': 'The embeddings operation does not "
+        "work with the specified model, gpt-4o. Please choose different model and try again.'}}",
+        "client",
+    ),
+    (
+        'POST /openai/deployments/chat/completions failed: {"error":{"code":"404","message":"Resource not found"}}',
+        "client",
+    ),
     ("Access to model meta-llama/Llama-3.1-8B is restricted and you are not in the authorized list.", "account"),
     ("OpenRouter 404: No endpoints found matching your data policy (Free model publication)", "account"),
     ("HfHubHTTPError: Model bigscience/bloom is currently loading (estimated_time 45.0)", "capacity"),

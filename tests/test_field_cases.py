@@ -23,8 +23,7 @@ from capdoctor.logscan.scanner import ScanOptions, scan_bytes
 CASES_PATH = Path(__file__).parent / "data" / "field-cases.jsonl"
 CASES_SHA256 = "32a34fffdf269b922910fcb9fce507b85d34da267f9c47d7a3388ff501e97e1b"
 """The copy is verbatim: a changed file would silently change what the floor means."""
-CASES: list[dict[str, Any]] = [json.loads(line) for line in CASES_PATH.read_text("utf-8").splitlines()
-                               if line.strip()]
+CASES: list[dict[str, Any]] = [json.loads(line) for line in CASES_PATH.read_text("utf-8").splitlines() if line.strip()]
 
 PINNED = {"capacity": 23, "quota": 28, "account": 15, "network": 24, "hardware": 15, "client": 19}
 """Cases judged right per label (of 27/29/19/25/15/22). Raise these when the engine improves; never lower.
@@ -38,15 +37,15 @@ the account's privacy setting (openrouter.data_policy), as two out-of-sample thr
 STORY = "the label comes from the user's story, not the error text: "
 MISLEADING: dict[str, str] = {
     "fc-013": "'exceeded retry limit, last status: 429' labelled capacity, while the identical text fc-055 is "
-              "labelled quota: the engine reads the 429 as what a 429 means when the words say nothing else.",
+    "labelled quota: the engine reads the 429 as what a 429 means when the words say nothing else.",
     "fc-018": "Codex 'at capacity' and a mid-stream decode error in one paste: capacity and network evidence tie; "
-              "the thread's answer (capacity) came from other users seeing it at the same time.",
+    "the thread's answer (capacity) came from other users seeing it at the same time.",
     "fc-022": "Cursor's 'check your internet connection or VPN' during a global outage: the text blames the "
-              "network; only the status page or other users' reports reveal capacity.",
+    "network; only the status page or other users' reports reveal capacity.",
     "fc-024": "404 'model `gpt-5.5` does not exist or you do not have access' during a service-side model outage "
-              "that healed itself: the text is identical to an organisation without access to a published model.",
+    "that healed itself: the text is identical to an organisation without access to a published model.",
     "fc-054": "'Selected model is at capacity' seen as empty requests behind a relay; labelled quota from "
-              "relay context that is not in the text.",
+    "relay context that is not in the text.",
     "fc-070": STORY + "'at capacity' on every request, resolved by appealing and re-securing the account.",
     "fc-071": STORY + "'at capacity' on account A while account B works.",
     "fc-072": STORY + "'at capacity' while another user's account works on the same computer.",
@@ -54,10 +53,10 @@ MISLEADING: dict[str, str] = {
     "fc-090": STORY + "'related to the internet connection', fixed by turning a proxy off.",
     "fc-122": STORY + "'credit balance too low' caused by a stray ANTHROPIC_API_KEY the user found.",
     "fc-132": "OpenRouter's 'No endpoints found matching your data policy': the account's privacy setting excludes "
-              "every provider (the maintainer's fix was that setting). The engine names the account, as two "
-              "out-of-sample threads label the same message; this case's label calls the setting client.",
+    "every provider (the maintainer's fix was that setting). The engine names the account, as two "
+    "out-of-sample threads label the same message; this case's label calls the setting client.",
     "fc-137": "A relay's Chat Completions stream ending before finish_reason: only a weak client hint exists "
-              "in the text, too weak alone for a verdict (inconclusive).",
+    "in the text, too weak alone for a verdict (inconclusive).",
 }
 """Cases the logs cannot judge right from their text alone, and why."""
 

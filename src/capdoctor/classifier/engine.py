@@ -192,7 +192,10 @@ class Engine:
         self._local = re.compile(ascii_words(data.local_hints), re.IGNORECASE) if data.local_hints else None
         self._rules: dict[int, StatusRule] = {s: rule for rule in data.rules for s in rule.statuses}
         self._outcome_text = {
-            o.text: re.compile(ascii_words(o.text), re.IGNORECASE) for rule in data.rules for o in rule.outcomes if o.text
+            o.text: re.compile(ascii_words(o.text), re.IGNORECASE)
+            for rule in data.rules
+            for o in rule.outcomes
+            if o.text
         }
 
         # The literal table: each literal -> the units (text rows, status names, spellings) it can trigger.
