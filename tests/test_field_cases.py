@@ -42,8 +42,8 @@ MISLEADING: dict[str, str] = {
     "the thread's answer (capacity) came from other users seeing it at the same time.",
     "fc-022": "Cursor's 'check your internet connection or VPN' during a global outage: the text blames the "
     "network; only the status page or other users' reports reveal capacity.",
-    "fc-024": "404 'model `gpt-5.5` does not exist or you do not have access' during a service-side model outage "
-    "that healed itself: the text is identical to an organisation without access to a published model.",
+    "fc-024": "404 'model does not exist' during a service-side model outage that healed itself: the text is "
+    "identical to a typo or a retired model (client).",
     "fc-054": "'Selected model is at capacity' seen as empty requests behind a relay; labelled quota from "
     "relay context that is not in the text.",
     "fc-070": STORY + "'at capacity' on every request, resolved by appealing and re-securing the account.",
