@@ -36,14 +36,16 @@ cs = _bench()
 PINNED = {
     "tune": {"capacity": 26, "quota": 28, "account": 25, "network": 29, "hardware": 22, "client": 20},
     "tune2": {"capacity": 30, "quota": 34, "account": 33, "network": 36, "hardware": 32, "client": 26},
-    "holdout": {"capacity": 20, "quota": 21, "account": 19, "network": 24, "hardware": 19, "client": 12},
+    "holdout": {"capacity": 20, "quota": 21, "account": 22, "network": 24, "hardware": 19, "client": 12},
 }
 """Decidable items judged right per cause, per set. Raise these when the engine improves; never lower them.
 tune2 was first scored by the engine tuned on `tune` alone (its out-of-sample figure then: 150 of 198,
-capacity 25, quota 30, account 19, network 35, hardware 28, client 13)."""
+capacity 25, quota 30, account 19, network 35, hardware 28, client 13). The held-out half was scored once
+after each tuning round: 115 of 146, then 118 of 146 (account 19 -> 22, the other causes unchanged)."""
 
 WRONG_CAPACITY_CEILING = 1
-"""Wrong capacity verdicts among decidable items of all sets, at most (lower it when it improves)."""
+"""Wrong capacity verdicts among decidable items of all sets, at most (lower it when it improves): measured
+1 of 77 after the second tuning round (the one is held out)."""
 
 
 @functools.cache
@@ -61,8 +63,8 @@ def test_figures_per_cause_only_go_up(half: str) -> None:
 
 def test_a_capacity_verdict_is_rarely_wrong() -> None:
     """Over every set, among decidable items: how often a capacity verdict is wrong. The target is under 2%
-    of those given; the first measurement (after tuning on the tuning half only) was 1 of 46 (2.2%), pinned
-    here as a ceiling so it can only go down."""
+    of those given; the first measurement (tune and holdout, after tuning on the tuning half only) was 1 of 46
+    (2.2%), the second (all three sets) 1 of 77 (1.3%), pinned here as a ceiling so it can only go down."""
     given = wrong = 0
     for half in cs.HALVES:
         for item in cs.load(half):
