@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from capdoctor import __version__, choices
+from capdoctor import __version__
+from capdoctor import cli_options as opt
 from capdoctor.exitcodes import ExitCode
-from capdoctor.options import help_for
 
 if TYPE_CHECKING:
     from capdoctor.render.view import View
@@ -35,33 +35,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-Provider = Annotated[str | None, typer.Option(click_type=choices.providers(), rich_help_panel="Target",
-                                              help="The provider's API (other spellings such as claude or ollama "
-                                                   "are accepted).")]
-BaseUrl = Annotated[str | None, typer.Option("--base-url", help="What the provider's SDK takes as base URL.",
-                                             rich_help_panel="Target")]
-ModelOpt = Annotated[str | None, typer.Option("--model", help="The model your client uses.", rich_help_panel="Target")]
-AltModels = Annotated[list[str] | None, typer.Option("--alt-model", help="An alternative model to try (repeatable).",
-                                                     rich_help_panel="Target")]
-KeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="The NAME of the variable holding the key.",
-                                            rich_help_panel="Target")]
-LogOpt = Annotated[list[Path] | None, typer.Option("--log", help=help_for("logs") + " Repeatable.",
-                                                   rich_help_panel="Target")]
-Timeout = Annotated[str | None, typer.Option("--timeout", metavar="SECONDS", help=help_for("timeout"))]
-Only = Annotated[list[str] | None, typer.Option("--only", help="Run only these check ids (comma list).")]
-Skip = Annotated[list[str] | None, typer.Option("--skip", help="Skip these check ids (comma list).")]
-NoInference = Annotated[bool, typer.Option("--no-inference", help="Only calls that spend no tokens.")]
-JsonOut = Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout, nothing else.")]
-ReportOut = Annotated[Path | None, typer.Option("--report", help="Also write the report: .md, .json or .html; "
-                                                                  "- prints the Markdown ticket on stdout.")]
-Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Show every finding and detail.")]
-Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict line.")]
-NoColor = Annotated[bool, typer.Option("--no-color", help="No colour (NO_COLOR and FORCE_COLOR are honoured too).")]
-Scenario = Annotated[str, typer.Option(click_type=choices.scenarios(), help="Simulator scenario.")]
-RefUrl = Annotated[str | None, typer.Option("--reference-url", help=help_for("reference_url"))]
-Since = Annotated[str | None, typer.Option("--since", help=help_for("since"))]
-
 
 _PROCESS_CLOCK = [False]
 """True while `main` runs as the process itself: the timeout then counts from the process start."""
@@ -129,56 +102,10 @@ def _say(message: str) -> None:
     print(one_line(redact_text(message, env_secrets(os.environ), str(Path.home()))), file=sys.stderr)
 
 
-def _run(request: Any, view: View, header: str) -> int:
-    """Run a diagnosis, present it as `view` asks (stdout, `--report`), and return the verdict's exit code."""
-    from contextlib import nullcontext
+def _present(request: Any, view: View, header: str) -> int:
+    from capdoctor.present import run_and_present
 
-    from capdoctor import engine, exitcodes, registry
-    from capdoctor.errors import UsageError
-    from capdoctor.redact import redact_text
-    from capdoctor.render import console as consoles
-    from capdoctor.render import for_path, terminal
-    from capdoctor.render import json as json_render
-
-    if view.json_out and view.report_to_stdout:
-        raise UsageError("--json and --report - both print on stdout; use one of them")
-    writer = for_path(view.report) if view.report else None
-    if view.report and not view.report_to_stdout:
-        from capdoctor.report import check_destination
-
-        check_destination(view.report)  # a missing or read-only folder is said now, not after the whole run
-    checks = request.checks if request.checks is not None else registry.select(request.only, request.skip)
-    request.checks = checks
-    console = consoles.console_for(sys.stdout, view.no_color)
-    ascii_only = consoles.ascii_only(sys.stdout)
-    secrets = [*engine.env_secrets(request.env), *([request.target.api_key] if request.target else [])]
-
-    def scrub(text: str) -> str:
-        return redact_text(text, [s for s in secrets if s], str(request.home))
-
-    header = scrub(header)  # a base URL can carry credentials
-    progress = terminal.Checklist(checks, console, header, ascii_only, scrub, live=consoles.is_tty(sys.stdout)) \
-        if view.human and not view.quiet else None
-    with progress or nullcontext():
-        outcome = engine.diagnose(request, progress)
-    if view.json_out:
-        sys.stdout.write(json_render.render(outcome.report, ascii_only=ascii_only))
-    elif view.quiet and view.human:
-        console.print(terminal.verdict_line(outcome.report), soft_wrap=True)
-    elif view.human:
-        terminal.render(outcome.report, console, view.verbose, ascii_only, header)
-    if writer and view.report_to_stdout:
-        sys.stdout.write(writer(outcome.report))
-    elif writer and view.report:
-        from capdoctor.report import write_atomic
-
-        try:
-            write_atomic(view.report, writer(outcome.report))
-        except OSError as exc:
-            raise UsageError(f"cannot write the report to {view.report}: {exc.strerror or exc}") from None
-        if view.human and not view.quiet:
-            console.print(f"Report written to {view.report}", soft_wrap=True)
-    return int(exitcodes.for_verdict(outcome.verdict.cause))
+    return run_and_present(request, view, header)
 
 
 def _view(json_out: bool, report: Path | None, verbose: bool, quiet: bool, no_color: bool) -> View:
@@ -210,7 +137,7 @@ def _header(target: Any) -> str:
 
 
 @app.command("checks")
-def checks_cmd(json_out: JsonOut = False, no_color: NoColor = False) -> None:
+def checks_cmd(json_out: opt.JsonOut = False, no_color: opt.NoColor = False) -> None:
     """List the checks, in stage order: id, title, what it tells."""
     from capdoctor.render.checks import render
 
@@ -218,54 +145,51 @@ def checks_cmd(json_out: JsonOut = False, no_color: NoColor = False) -> None:
 
 
 @app.command("diagnose")
-def diagnose_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
-                 alt_model: AltModels = None, api_key_env: KeyEnv = None, log: LogOpt = None,
-                 timeout: Timeout = None, only: Only = None, skip: Skip = None, no_inference: NoInference = False,
-                 json_out: JsonOut = False, report: ReportOut = None, verbose: Verbose = False,
-                 reference_url: RefUrl = None, since: Since = None, quiet: Quiet = False,
-                 no_color: NoColor = False) -> None:
+def diagnose_cmd(provider: opt.Provider = None, base_url: opt.BaseUrl = None, model: opt.ModelOpt = None,
+                 alt_model: opt.AltModels = None, api_key_env: opt.KeyEnv = None, log: opt.LogOpt = None,
+                 timeout: opt.Timeout = None, only: opt.Only = None, skip: opt.Skip = None,
+                 no_inference: opt.NoInference = False, json_out: opt.JsonOut = False, report: opt.ReportOut = None,
+                 verbose: opt.Verbose = False, reference_url: opt.RefUrl = None, since: opt.Since = None,
+                 quiet: opt.Quiet = False, no_color: opt.NoColor = False) -> None:
     """Run every check, staged cheap to expensive, then print the verdict."""
     _validate(only, skip)
     target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, log),
                              _option_flags(timeout, since, reference_url, log))
     request = _request(target, options, only, skip, no_inference, verbose, _started())
-    raise typer.Exit(_run(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
+    raise typer.Exit(_present(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
 
 
 @app.command("check")
-def check_cmd(check_id: Annotated[str, typer.Argument(metavar="ID", help="A check id (see `capdoctor checks`).")],
-              provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
-              alt_model: AltModels = None, api_key_env: KeyEnv = None, log: LogOpt = None,
-              timeout: Timeout = None, no_inference: NoInference = False, json_out: JsonOut = False,
-              report: ReportOut = None, verbose: Verbose = False, reference_url: RefUrl = None,
-              since: Since = None, quiet: Quiet = False, no_color: NoColor = False) -> None:
+def check_cmd(check_id: opt.CheckId,
+              provider: opt.Provider = None, base_url: opt.BaseUrl = None, model: opt.ModelOpt = None,
+              alt_model: opt.AltModels = None, api_key_env: opt.KeyEnv = None, log: opt.LogOpt = None,
+              timeout: opt.Timeout = None, no_inference: opt.NoInference = False, json_out: opt.JsonOut = False,
+              report: opt.ReportOut = None, verbose: opt.Verbose = False, reference_url: opt.RefUrl = None,
+              since: opt.Since = None, quiet: opt.Quiet = False, no_color: opt.NoColor = False) -> None:
     """Run one check (and the verdict over it)."""
     _validate([check_id], None)
     target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, log),
                              _option_flags(timeout, since, reference_url, log))
     request = _request(target, options, [check_id], None, no_inference, verbose, _started())
-    raise typer.Exit(_run(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
+    raise typer.Exit(_present(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
 
 
 @app.command("demo")
-def demo_cmd(scenario: Scenario = "capacity", timeout: Timeout = None, json_out: JsonOut = False,
-             report: ReportOut = None, verbose: Verbose = False, quiet: Quiet = False,
-             no_color: NoColor = False) -> None:
+def demo_cmd(scenario: opt.Scenario = "capacity", timeout: opt.Timeout = None, json_out: opt.JsonOut = False,
+             report: opt.ReportOut = None, verbose: opt.Verbose = False, quiet: opt.Quiet = False,
+             no_color: opt.NoColor = False) -> None:
     """Start the simulator on a free loopback port and diagnose against it (a self-test: exit 0 when right)."""
     from capdoctor.demo import run_demo
     from capdoctor.options import flag_layer, resolve
 
     seconds = resolve([flag_layer({"timeout": timeout})])["timeout"]  # the demo ignores capdoctor.toml
     view = _view(json_out, report, verbose, quiet, no_color)
-    raise typer.Exit(run_demo(scenario, seconds, view, _run, _started()))
+    raise typer.Exit(run_demo(scenario, seconds, view, _present, _started()))
 
 
 @app.command("simulate")
-def simulate_cmd(scenario: Scenario = "capacity",
-                 host: Annotated[str, typer.Option(help="Address to bind (loopback by default; anything else "
-                                                        "exposes the simulator to your network).")] = "127.0.0.1",
-                 port: Annotated[int, typer.Option(help="Port (0 picks a free one).", min=0, max=65535)] = 0,
-                 ) -> None:
+def simulate_cmd(scenario: opt.Scenario = "capacity",
+                 host: opt.SimHost = "127.0.0.1", port: opt.SimPort = 0) -> None:
     """Serve the provider simulator until Ctrl-C: point your own retry/fallback code at it."""
     from capdoctor.demo import scenario_or_error
     from capdoctor.hosts import is_loopback_host
@@ -279,9 +203,9 @@ def simulate_cmd(scenario: Scenario = "capacity",
 
 
 @app.command("config")
-def config_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
-               alt_model: AltModels = None, api_key_env: KeyEnv = None,
-               json_out: JsonOut = False) -> None:
+def config_cmd(provider: opt.Provider = None, base_url: opt.BaseUrl = None, model: opt.ModelOpt = None,
+               alt_model: opt.AltModels = None, api_key_env: opt.KeyEnv = None,
+               json_out: opt.JsonOut = False) -> None:
     """Show the target and the options as discovered, with where each value came from (secrets redacted)."""
     from capdoctor.demo import print_config
 
@@ -289,21 +213,11 @@ def config_cmd(provider: Provider = None, base_url: BaseUrl = None, model: Model
     raise typer.Exit(print_config(target, options, json_out))
 
 
-FormatOpt = Annotated[str | None, typer.Option(
-    "--format", help="litellm, codex, claude-code, openai-python, anthropic-python or env (default: your client's).")]
-FromReport = Annotated[Path | None, typer.Option(
-    "--from-report", help="Build from a saved JSON report (diagnose --json / --report x.json): sends nothing.")]
-WriteOpt = Annotated[Path | None, typer.Option(
-    "--write", help="Write to this file instead of stdout (an existing file only with --merge).")]
-MergeOpt = Annotated[bool, typer.Option(
-    "--merge", help="Merge into the existing --write file, keeping its other keys and comments (diff shown).")]
-
-
 @app.command("fallback")
-def fallback_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
-                 alt_model: AltModels = None, api_key_env: KeyEnv = None, from_report: FromReport = None,
-                 fmt: FormatOpt = None, write: WriteOpt = None, merge: MergeOpt = False, timeout: Timeout = None,
-                 report: ReportOut = None) -> None:
+def fallback_cmd(provider: opt.Provider = None, base_url: opt.BaseUrl = None, model: opt.ModelOpt = None,
+                 alt_model: opt.AltModels = None, api_key_env: opt.KeyEnv = None,
+                 from_report: opt.FromReport = None, fmt: opt.FormatOpt = None, write: opt.WriteOpt = None,
+                 merge: opt.MergeOpt = False, timeout: opt.Timeout = None, report: opt.ReportOut = None) -> None:
     """Turn the models that answered into a fallback pool and retry policy your client loads."""
     from capdoctor.fallback.command import FallbackOptions, run
 
@@ -320,12 +234,8 @@ def fallback_cmd(provider: Provider = None, base_url: BaseUrl = None, model: Mod
 
 
 @app.command("logs")
-def logs_cmd(paths: Annotated[list[str] | None, typer.Argument(
-                 help="Files, folders (recursive), .gz/.zst, or - for stdin; none: discover the clients' logs.")]
-             = None, json_out: JsonOut = False, since: Since = None, verbose: Verbose = False,
-             into: Annotated[Path | None, typer.Option("--into", metavar="DB",
-                                                       help="Also add the dated errors to this history database "
-                                                            "(see `capdoctor history`).")] = None) -> None:
+def logs_cmd(paths: opt.LogPaths = None, json_out: opt.JsonOut = False, since: opt.Since = None,
+             verbose: opt.Verbose = False, into: opt.Into = None) -> None:
     """Scan logs for known failure signatures and judge the cause from them."""
     from capdoctor.logscan.command import logs_command
 
@@ -333,30 +243,13 @@ def logs_cmd(paths: Annotated[list[str] | None, typer.Argument(
     raise typer.Exit(logs_command(paths or [], json_out, options["since"], verbose, sys.stdout, sys.stderr, into))
 
 
-DbOpt = Annotated[Path | None, typer.Option("--db", help="The history database (default: history.sqlite3 in "
-                                                         "capdoctor's user data folder).")]
-
-
 @app.command("watch")
-def watch_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
-              alt_model: AltModels = None, api_key_env: KeyEnv = None,
-              timeout: Annotated[str | None, typer.Option("--timeout", metavar="SECONDS",
-                                                          help="Deadline of each round in seconds.")] = None,
-              no_inference: NoInference = False, reference_url: RefUrl = None,
-              interval: Annotated[str | None, typer.Option("--interval", metavar="SECONDS",
-                                                           help=help_for("watch.interval_s"))] = None,
-              count: Annotated[int | None, typer.Option(help="Stop after N rounds (default: until stopped).",
-                                                        min=1)] = None,
-              db: DbOpt = None,
-              retention: Annotated[str | None, typer.Option("--retention", metavar="DAYS",
-                                                            help=help_for("watch.retention_days"))] = None,
-              metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.",
-                                                               min=1, max=65535)] = None,
-              metrics_host: Annotated[str, typer.Option(help="Address /metrics listens on (loopback by default).")]
-              = "127.0.0.1",
-              textfile: Annotated[Path | None, typer.Option(help="Also write the metrics to this node_exporter "
-                                                                 "textfile (.prom) after each round.")] = None,
-              ) -> None:
+def watch_cmd(provider: opt.Provider = None, base_url: opt.BaseUrl = None, model: opt.ModelOpt = None,
+              alt_model: opt.AltModels = None, api_key_env: opt.KeyEnv = None,
+              timeout: opt.RoundTimeout = None, no_inference: opt.NoInference = False,
+              reference_url: opt.RefUrl = None, interval: opt.Interval = None, count: opt.Count = None,
+              db: opt.DbOpt = None, retention: opt.Retention = None, metrics_port: opt.MetricsPort = None,
+              metrics_host: opt.MetricsHost = "127.0.0.1", textfile: opt.Textfile = None) -> None:
     """Every --interval seconds, run the cheap checks, record the round in the history, export metrics."""
     from capdoctor.watch.command import WatchSettings, watch_command
 
@@ -370,7 +263,7 @@ def watch_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelO
 
 
 @app.command("history")
-def history_cmd(db: DbOpt = None, since: Since = None, json_out: JsonOut = False) -> None:
+def history_cmd(db: opt.DbOpt = None, since: opt.Since = None, json_out: opt.JsonOut = False) -> None:
     """What the recorded rounds show: error rate by hour of day and by model, the longest outage, the verdict."""
     from capdoctor.options import Given, check
     from capdoctor.watch.command import history_command
@@ -381,9 +274,7 @@ def history_cmd(db: DbOpt = None, since: Since = None, json_out: JsonOut = False
 
 
 @app.command("explain")
-def explain_cmd(text: Annotated[list[str] | None, typer.Argument(
-                    metavar="[TEXT]...", help="The error text (quote it); - or none with a pipe: read stdin.")] = None,
-                json_out: JsonOut = False, verbose: Verbose = False) -> None:
+def explain_cmd(text: opt.ExplainText = None, json_out: opt.JsonOut = False, verbose: opt.Verbose = False) -> None:
     """Name the cause of an error text you paste: the words that decided, how sure, and what to do."""
     from capdoctor import exitcodes
     from capdoctor.explain import explain, read_text, to_json
