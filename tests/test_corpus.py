@@ -2,7 +2,7 @@
 
 Each set is scored per cause on its `decidable` items through exactly the path of `capdoctor explain`
 (bench/corpus_score.py), and the figures are pinned so they can only go up. The tuning sets (`tune`, the first
-half of the split, and `tune2`, a later collection) may be read while tuning; the held-out half is only ever
+half of the split, and `tune2` and `tune3`, later collections) may be read while tuning; the held-out half is only ever
 scored here: its figures are printed (pytest -s), its items never are, and nobody tunes after reading one.
 A capacity verdict must be right: wrong in under 2% of the times it is given where the text decides. `logs`
 must reach the same cause as `explain` on every text of every set.
@@ -36,12 +36,15 @@ cs = _bench()
 PINNED = {
     "tune": {"capacity": 26, "quota": 28, "account": 25, "network": 29, "hardware": 22, "client": 20},
     "tune2": {"capacity": 30, "quota": 34, "account": 33, "network": 36, "hardware": 32, "client": 26},
+    "tune3": {"capacity": 20, "quota": 31, "account": 23, "network": 24, "hardware": 26, "client": 22},
     "holdout": {"capacity": 20, "quota": 21, "account": 22, "network": 24, "hardware": 19, "client": 12},
 }
 """Decidable items judged right per cause, per set. Raise these when the engine improves; never lower them.
 tune2 was first scored by the engine tuned on `tune` alone (its out-of-sample figure then: 150 of 198,
-capacity 25, quota 30, account 19, network 35, hardware 28, client 13). The held-out half was scored once
-after each tuning round: 115 of 146, then 118 of 146 (account 19 -> 22, the other causes unchanged)."""
+capacity 25, quota 30, account 19, network 35, hardware 28, client 13); tune3 by the engine tuned on `tune` and
+`tune2` (122 of 148: capacity 19, quota 30, account 18, network 20, hardware 23, client 12). The held-out half
+was scored once after each tuning round: 115 of 146, then 118 of 146 (account 19 -> 22), then 118 of 146 again
+after the third round (no cause changed)."""
 
 WRONG_CAPACITY_CEILING = 1
 """Wrong capacity verdicts among decidable items of all sets, at most (lower it when it improves): measured
