@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import httpx
 
+    from capdoctor.budget import RunBudget
     from capdoctor.model import CheckResult
 
 
@@ -86,7 +87,9 @@ class Context:
     `deadline` is a `time.monotonic()` instant shared by the whole run: checks size their own timeouts with
     `remaining()` so that nothing outlives it. `options` are the run's checked option values, defaults filled
     in (`capdoctor.options`): `ctx.options["models.max_attempts"]` is an int; a plain dict given here is
-    checked the same way.
+    checked the same way. `budget` is the run's one request budget (`capdoctor.budget`): made from the
+    `run.*` options and the target when not given, and shared by every copy of the context (the runner's
+    per-check copies keep the same object), so it bounds the whole run.
     """
 
     env: Mapping[str, str]
@@ -100,12 +103,27 @@ class Context:
     options: Mapping[str, Any] = field(default_factory=dict)
     results: dict[str, CheckResult] = field(default_factory=dict)
     now: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))
+    budget: RunBudget | None = None
 
     def __post_init__(self) -> None:
+        from capdoctor.budget import RunBudget, origin_of
         from capdoctor.options import Options, from_mapping
 
         if not isinstance(self.options, Options):  # a caller's plain dict (demo, tests): checked, defaults filled
             self.options = from_mapping(self.options, "caller", self.env)
+        if self.budget is None:
+            self.budget = RunBudget(
+                self.options["run.max_provider_requests"],
+                self.options["run.max_output_tokens"],
+                origin_of(self.target.base_url) if self.target is not None else None,
+                tuple(str(self.options[k]) for k in ("status_url", "reference_url") if self.options.get(k)),
+            )
+
+    @property
+    def provider_budget(self) -> RunBudget:
+        """The run's request budget (always set after construction; typed without the Optional)."""
+        assert self.budget is not None
+        return self.budget
 
     def remaining(self) -> float:
         """Seconds left before the run's deadline (never negative)."""
@@ -135,17 +153,21 @@ class Context:
 
         Every request it sends ends by its own timeout (the `timeout=` a call passes, else this one) cut to
         the run's deadline, whole — headers, body, DNS included — however slowly a server answers
-        (`probes.http_deadline`). `trust_env` is False by default so that a probe takes exactly the path the
-        check chose; checks that want the user's proxy path pass a `proxy=` explicitly (the proxy check
-        decides what that is).
+        (`probes.http_deadline`). Every request to the provider is counted against the run's budget and
+        refused, unsent, once it is spent (`probes.http_budget`). `trust_env` is False by default so that a
+        probe takes exactly the path the check chose; checks that want the user's proxy path pass a `proxy=`
+        explicitly (the proxy check decides what that is).
         """
         import httpx
 
         from capdoctor import __version__
+        from capdoctor.probes.http_budget import budget_hook
         from capdoctor.probes.http_deadline import DeadlineTransport
 
         headers = {"user-agent": f"capdoctor/{__version__}"}
         headers.update(kwargs.pop("headers", {}) or {})
+        hooks = dict(kwargs.pop("event_hooks", None) or {})
+        hooks["request"] = [budget_hook(self.provider_budget), *hooks.get("request", [])]
         t = self.timeout(timeout)
         transport = httpx.HTTPTransport(verify=kwargs.pop("verify", True), proxy=kwargs.pop("proxy", None),
                                         trust_env=trust_env)
@@ -154,6 +176,7 @@ class Context:
             trust_env=trust_env,
             headers=headers,
             transport=DeadlineTransport(transport, lambda: self.deadline),
+            event_hooks=hooks,
             **kwargs,
         )
         mounts = getattr(client, "_mounts", {})  # proxies from the environment (trust_env) get their own

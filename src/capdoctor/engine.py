@@ -68,6 +68,7 @@ def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcom
     imported before the checks start, so that the work after the deadline is only computing.
     """
     from capdoctor import registry
+    from capdoctor.budget import PRIORITY_CHECK, models_reserve
     from capdoctor.clientuse import client_in_use
     from capdoctor.report import build
     from capdoctor.verdict import decide
@@ -84,6 +85,8 @@ def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcom
         verbose=request.verbose,
         options=request.options,
     )
+    if any(c.id == PRIORITY_CHECK for c in checks):
+        ctx.provider_budget.reserve(PRIORITY_CHECK, models_reserve(ctx.options))
     results = run_checks(checks, ctx, observer)
     client_data = next((r.data for r in results if r.id == "client" and r.status is not Status.SKIP), None)
     client = client_in_use(request.target.to_dict() if request.target else None, client_data)
@@ -97,5 +100,6 @@ def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcom
         home=str(request.home),
         client=client.to_dict(),
         demo=request.demo,
+        budget=ctx.provider_budget.to_dict(),
     )
     return RunOutcome(results, verdict, report)

@@ -250,6 +250,22 @@ SPECS: tuple[OptionSpec, ...] = (
         above=True,
         maximum=600,
     ),
+    OptionSpec(
+        "run.max_provider_requests",
+        "int",
+        12,
+        "Requests the whole run may send to the provider (its API host), every check together.",
+        minimum=1,
+        maximum=100,
+    ),
+    OptionSpec(
+        "run.max_output_tokens",
+        "int",
+        200,
+        "Output tokens the whole run may ask of the provider (the sum of its generations' max_tokens).",
+        minimum=1,
+        maximum=10000,
+    ),
     OptionSpec("models.max_attempts", "int", 3, "Generation attempts per model.", minimum=1, maximum=20),
     OptionSpec(
         "models.primary_attempts",

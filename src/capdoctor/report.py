@@ -69,11 +69,13 @@ def build(
     home: str | None = None,
     client: Mapping[str, Any] | None = None,
     demo: Mapping[str, str] | None = None,
+    budget: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The redacted report dict for `results` and `verdict` (the documented JSON schema).
 
     `client` is the client in use (`clientuse.ClientInUse.to_dict()`); `demo` names the simulator scenario
-    when the run diagnosed the demo, so that no reader mistakes a demo report for a real one.
+    when the run diagnosed the demo, so that no reader mistakes a demo report for a real one. `budget` is
+    the run's request budget as spent (`budget.RunBudget.to_dict()`): the caps and what each check sent.
     """
     target_dict = target.to_dict() if target else None
     extra_secrets = [s for s in (*secrets, target.api_key if target else None) if s]
@@ -88,6 +90,7 @@ def build(
         "request_ids": request_ids(results),
         "client": dict(client) if client else None,
         "demo": dict(demo) if demo else None,
+        "budget": dict(budget) if budget else None,
     }
     redacted: dict[str, Any] = redact(report, extra_secrets, home)
     return redacted

@@ -107,6 +107,7 @@ def run_checks(
                 timed = replace(timed, details=(*timed.details, note))
             results[check.id] = timed
             ctx.results[check.id] = timed
+            ctx.provider_budget.release(check.id)  # its reserve of the request budget goes back to everyone
             done.notify_all()
         obs.finished(timed)
 
@@ -140,6 +141,7 @@ def run_checks(
                     skip = result_of(check, Status.SKIP, reason)
                     results[check.id] = skip
                     ctx.results[check.id] = skip
+                    ctx.provider_budget.release(check.id)
                     obs.finished(skip)  # observers never take the runner's lock, so this cannot deadlock
                     continue
                 end = ctx.deadline - HANDOVER_S

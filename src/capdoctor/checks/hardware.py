@@ -162,11 +162,14 @@ class HardwareCheck(Registered, check_id="hardware"):
 
     def run(self, ctx: Context) -> CheckResult:
         """Look at local servers and memory; findings weigh only when the target is a local server."""
+        from capdoctor.budget import UNPLANNED
         from capdoctor.probes.local_memory import apple_memory, memory_facts
         from capdoctor.probes.local_nvml import load_nvml, process_name, read_gpus
         from capdoctor.probes.local_servers import is_local
 
+        refused_before = ctx.provider_budget.refused.get(UNPLANNED, 0)
         servers = _servers(ctx)
+        refused = ctx.provider_budget.refused.get(UNPLANNED, 0) - refused_before
         mem = memory_facts()
         gpus = read_gpus(load_nvml(), process_name) if ctx.platform != "darwin" else None
         apple = apple_memory(ctx.env, ctx.timeout(2.0)) if ctx.platform == "darwin" else None
@@ -199,6 +202,9 @@ class HardwareCheck(Registered, check_id="hardware"):
         else:
             status = Status.WARN
         summary = self._summary(raw, servers, mem, gpus, weighs)
+        if refused > 0:  # never silently: reading a target that is a local server comes out of the run's budget
+            note = ctx.provider_budget.spent_text(UNPLANNED, refused, "request")
+            summary, details = f"{summary} ({note})", [*details, f"run budget: {note}"]
         data = {
             "servers": [self._server_data(s) for s in servers],
             "memory": self._memory_data(mem),

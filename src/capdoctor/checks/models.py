@@ -185,8 +185,9 @@ class ModelsCheck(Registered, check_id="models"):
                     alternatives = default_alternatives(target, adapter, listed)
                     if key_level(runs[0]):
                         alternatives = alternatives[:1]  # the key's problem: one comparison is enough
-                    for alt in alternatives:
+                    for i, alt in enumerate(alternatives):
                         if not prober.can_send():
+                            prober.note_budget(len(alternatives) - i)  # one planned attempt per alternative
                             break
                         runs.append(prober.probe(alt, "alternative"))
         exchanges = [ex for _, ex in prober.exchanges]
@@ -223,13 +224,19 @@ class ModelsCheck(Registered, check_id="models"):
             "output_tokens": prober.output_tokens,
             "route": prober.routes[0] if prober.routes else None,
             "stopped": prober.stopped or None,
+            "budget": {"refused": prober.budget_text() or None, "not_sent": prober.not_sent},
             "key": key.to_dict(),
-            "untested": untested_generation(target.model, runs, ctx.no_inference, key_blocked, listing, prober.stopped),
+            "untested": untested_generation(
+                target.model, runs, ctx.no_inference, key_blocked, listing, prober.stopped or prober.budget_note
+            ),
         }
         details = [
             f"{r.model} ({r.role}): {r.outcome} after {len(r.attempts)} attempt(s); {r.stop_reason}" for r in runs
         ]
         details.insert(0, f"key: {key.names()} ({shape_text(key)}); name from {key.name_source}")
+        if prober.budget_note:  # never silently: the run's budget stopped this check
+            summary = f"{summary} ({prober.budget_text()})"
+            details.append(f"run budget: {prober.budget_text()}")
         if key_blocked:
             details.append("generation not probed: the provider refused the model list and the key is the problem")
         if listing is not None:

@@ -8,6 +8,8 @@ them). It also reaches a neutral reference URL to tell "no internet" from "provi
 exit location from the provider edge's `/cdn-cgi/trace`, and names proxy-variable mistakes that break clients
 before any packet leaves. All probes run in parallel inside the run's deadline; the check never outlives it.
 It reads the environment only via `ctx.env`, never sends the API key, and never prints a proxy credential.
+Its requests to the provider (each path's GET and trace) come out of the run's request budget
+(`capdoctor.budget`); a path the budget refuses is not measured, and the summary names it.
 The decision (`assess`) is a pure function over the measured rows, tested table-driven.
 """
 
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
 
 DEFAULT_REFERENCE_URL = "http://connectivitycheck.gstatic.com/generate_204"
 """A well-known connectivity-check URL (answers 204, an HTML 200 means a captive portal)."""
+
+NOT_SENT = "not sent"
+"""What a path's job returns when the run's request budget refused its request."""
 
 PATH_TIMEOUT_S = 10.0
 """What one path may take at most (cut to the run's deadline)."""
@@ -343,6 +348,7 @@ class PathsCheck(Registered, check_id="paths"):
 
     def run(self, ctx: Context) -> CheckResult:
         """Measure every path in parallel within the deadline, then assess the rows."""
+        from capdoctor.probes.http_budget import budget_hook
         from capdoctor.probes.net_proxyenv import (
             effective_proxy,
             find_issues,
@@ -371,11 +377,23 @@ class PathsCheck(Registered, check_id="paths"):
         ref_url, ref_reason = reference_plan(ctx)
 
         verify = client_verify(ctx.env)
+        run_budget = ctx.provider_budget
+        guard = budget_hook(run_budget)
 
-        def job(spec: PathSpec, target_url: str, is_ref: bool) -> Callable[[], PathResult]:
+        def admit() -> bool:
+            return run_budget.take(self.id)
+
+        def job(spec: PathSpec, target_url: str, is_ref: bool) -> Callable[[], PathResult | str]:
             shown = redact_url(spec.proxy) if spec.proxy else None
-            return lambda: probe_path(spec.name, target_url, spec.proxy, shown, budget,
-                                      expect_json=not is_ref, want_trace=not is_ref, verify=verify)
+
+            def measure() -> PathResult | str:
+                # the provider's requests come out of the run's budget (the models check's reserve first)
+                if run_budget.is_provider(target_url) and not admit():
+                    return NOT_SENT
+                return probe_path(spec.name, target_url, spec.proxy, shown, budget, expect_json=not is_ref,
+                                  want_trace=not is_ref, verify=verify, admit=admit, on_request=guard)
+
+            return measure
 
         jobs: list[tuple[str, Callable[[], Any]]] = [(f"t:{s.name}", job(s, url, False)) for s in specs]
         if ref_url:
@@ -392,10 +410,17 @@ class PathsCheck(Registered, check_id="paths"):
                               error=f"no answer within {budget:.1f} s", error_class="timeout",
                               total_ms=round(budget * 1000, 1))
 
-        rows = [row(f"t:{s.name}", s, url) for s in specs]
+        unsent = [s for s in specs if done.get(f"t:{s.name}") == NOT_SENT]  # refused by the run's budget
+        specs_sent = [s for s in specs if s not in unsent]
+        rows = [row(f"t:{s.name}", s, url) for s in specs_sent]
         reference = Reference(ref_url, False, ref_reason)
         if ref_url:
-            reference = Reference(ref_url, True, None, tuple(row(f"r:{s.name}", s, ref_url) for s in specs))
+            ref_specs = [s for s in specs if done.get(f"r:{s.name}") != NOT_SENT]
+            reference = Reference(ref_url, True, None, tuple(row(f"r:{s.name}", s, ref_url) for s in ref_specs))
+        budget_text = run_budget.spent_text(self.id, len(unsent), "path request") if unsent else ""
+        if not rows:
+            return result_of(self, Status.SKIP, f"no path measured: {budget_text}",
+                             data={"not_measured": [s.name for s in unsent], "budget": budget_text})
         families = done.get("families") or []
         proxy_var = choice.source if choice.url else None
         findings = assess(rows, client_spec.name, host, reference, issues, families, proxy_var)
@@ -408,6 +433,9 @@ class PathsCheck(Registered, check_id="paths"):
             status = Status.PASS
         summary = _summary(rows, client_spec.name)
         details = [describe(r) for r in rows]
+        if unsent:  # never silently: say which paths the run's budget left unmeasured
+            summary += f"; not measured: {', '.join(s.name for s in unsent)} ({budget_text})"
+            details.append(f"run budget: {budget_text}")
         details.append(f"reference {reference.url}: " + ("; ".join(
             f"{r.name} {'ok' if r.ok else r.error_class}" for r in reference.rows) if reference.checked
             else str(reference.reason)))
@@ -421,6 +449,8 @@ class PathsCheck(Registered, check_id="paths"):
             "reference": reference.to_dict(),
             "families": list(families),
             "proxy_issues": [{"kind": i.kind, "variable": i.variable, "message": i.message} for i in issues],
+            "not_measured": [s.name for s in unsent],
+            "budget": budget_text or None,
         }
         return result_of(self, status, summary, findings, details, data)
 

@@ -3,9 +3,10 @@
 Contract: reads the rate-limit headers the `models` probes saw (ctx.results["models"].data["responses"]):
 OpenAI `x-ratelimit-*`, Anthropic `anthropic-ratelimit-*`, Codex `x-codex-*-used-percent`, OpenRouter
 `X-RateLimit-*`, `retry-after`/`retry-after-ms`; and the provider's key endpoint where one exists
-(OpenRouter `GET /key`, which spends nothing). Exhausted quota is quota evidence; healthy headroom argues
-against quota (`against`); Azure's -1/0 placeholders are "unknown". It must not send generations, and it
-never stores or prints the key.
+(OpenRouter `GET /key`, which spends nothing; it comes out of the run's request budget, and when that is
+spent the key endpoint is not asked, the summary says so, and the headers already seen are read all the
+same). Exhausted quota is quota evidence; healthy headroom argues against quota (`against`); Azure's -1/0
+placeholders are "unknown". It must not send generations, and it never stores or prints the key.
 """
 
 from __future__ import annotations
@@ -184,6 +185,9 @@ class QuotaCheck(Registered, check_id="quota"):
                 status, summary = Status.FAIL, key_findings[0].message
             elif status is Status.SKIP:
                 status, summary = Status.PASS, key_findings[0].message
+        unsent = str(key_data.get("error") or "")
+        if unsent.startswith("GET /key not sent"):  # never silently: the run's budget stopped this request
+            summary = f"{summary} ({unsent})"
         if status is Status.SKIP and not responses:
             why = "no probe responses to read (the models check did not run)" if models is None else summary
             return skipped(self, why)
@@ -202,6 +206,8 @@ class QuotaCheck(Registered, check_id="quota"):
         request = adapter.key_request(target)
         if request is None or not target.api_key:
             return [], {}
+        if not ctx.provider_budget.take(self.id):  # the headers the models probes saw are read all the same
+            return [], {"error": f"GET /key not sent: {ctx.provider_budget.spent_text(self.id, 1, 'request')}"}
         with ctx.http_client(timeout=5.0) as client:
             ex = send(client, adapter, request, timeout=ctx.timeout(5.0))
         if not ex.ok:

@@ -6,8 +6,10 @@ jitter, because capacity errors are intermittent and one lucky success proves li
 their first success. Between attempts it backs off exponentially with jitter, honouring `Retry-After`
 (header or body hint) but never sleeping past the run's deadline — a hint longer than the time left ends
 that model's attempts. It never retries what cannot succeed (401/403/404, and failures whose signature says
-quota, account or client). It is hard-capped in requests (`Budget.max_requests`) and in output tokens
-(`Budget.max_output_tokens`) so a diagnosis never adds load, and it stops everything after a connection-level
+quota, account or client). It is hard-capped in requests (`Budget.max_requests`, this check's own cap) and
+takes every request, and its output tokens, from the run's budget (`ctx.provider_budget`, shared by every
+check: `capdoctor.budget`) so a diagnosis never adds load; when the run's budget refuses, it stops and records
+what it had planned and did not send (`not_sent`, `budget_note`). It stops everything after a connection-level
 failure that would only repeat (refused, timeout, TLS, DNS) or after `Budget.connection_strikes` connection
 failures in a row (a target that resets every request is answered in a second, not at the deadline). It
 picks the generation route the target answers (a 404 on one route is not a verdict). It records, it does
@@ -37,6 +39,9 @@ STOP_ALL_KINDS = frozenset({"refused", "timeout", "tls", "connect"})
 NO_RETRY_STATUSES = frozenset({400, 401, 402, 403, 404, 405, 413, 422})
 """Without a signature saying otherwise, these statuses will not change on a retry."""
 
+CHECK_ID = "models"
+"""Whose requests these are, for the run's budget (it holds a reserve for this check)."""
+
 NEVER_RETRY_STATUSES = frozenset({401, 403, 404})
 """Refusals a retry cannot change whatever the body says (bad key, forbidden, no such model or route)."""
 
@@ -45,14 +50,13 @@ NEVER_RETRY_STATUSES = frozenset({401, 403, 404})
 class Budget:
     """Bounds of one probe run. Defaults keep a diagnosis to a handful of tiny requests.
 
-    `max_requests` counts every request of the models check (the list call included); with the paths
-    check's two and the quota check's one, a whole run stays within 12 requests to the provider.
+    `max_requests` counts every request of the models check (the list call included). The whole run's
+    caps (`run.max_provider_requests`, `run.max_output_tokens`) are the run budget's, not this one's.
     """
 
     max_attempts: int = 3
     primary_attempts: int = 3
     max_requests: int = 8
-    max_output_tokens: int = 200
     connection_strikes: int = 2
     backoff_s: float = 0.3
     max_backoff_s: float = 8.0
@@ -153,6 +157,8 @@ class Prober:
         self.budget, self.classify, self.sleep, self.rand = budget, classify, sleep, rand
         self.requests = 0
         self.output_tokens = 0
+        self.not_sent = 0  # attempts planned and refused by the run's budget
+        self.budget_note = ""  # the run budget's words when it refused (`request budget spent: 12 of 12`)
         self.strikes = 0  # connection failures in a row
         self.stopped = ""
         self.routes = list(adapter.route_order(target))
@@ -180,17 +186,52 @@ class Prober:
         return ex
 
     def can_send(self, output_tokens: int = 0) -> bool:
-        """True while the request and token caps, the deadline and earlier failures allow another request."""
+        """True while this check's cap, the run's budget, the deadline and earlier failures allow a request."""
         return (
             not self.stopped
+            and not self.budget_note
             and self.requests < self.budget.max_requests
-            and self.output_tokens + output_tokens <= self.budget.max_output_tokens
             and self.ctx.remaining() > self.budget.reserve_s
+            and self.ctx.provider_budget.can_take(CHECK_ID, output_tokens)
         )
+
+    def _admit(self, output_tokens: int, planned: int = 1) -> bool:
+        """Take one request (and its tokens) from the run's budget; on a refusal remember why, and that the
+        `planned` attempts it would have started will not be sent."""
+        if not (not self.stopped and self.requests < self.budget.max_requests
+                and self.ctx.remaining() > self.budget.reserve_s):
+            return False
+        run_budget = self.ctx.provider_budget
+        if run_budget.take(CHECK_ID, output_tokens):
+            return True
+        self.not_sent += planned
+        self.budget_note = self.budget_note or run_budget.spent_text(CHECK_ID)
+        return False
+
+    def refused(self, planned: int) -> None:
+        """`planned` attempts were not sent because the run's budget refused an earlier one."""
+        self.not_sent += planned
+
+    def note_budget(self, planned: int) -> bool:
+        """When the run's budget is why nothing more can be sent, count `planned` attempts (alternatives never
+        tried) as not sent and return True; False when something else (this check's cap, the deadline) stops."""
+        run_budget = self.ctx.provider_budget
+        if not self.budget_note and run_budget.can_take(CHECK_ID):
+            return False
+        self.budget_note = self.budget_note or run_budget.spent_text(CHECK_ID)
+        self.not_sent += planned
+        return True
+
+    def budget_text(self) -> str:
+        """`request budget spent: 12 of 12; 2 planned attempts not sent`, or "" when the budget never refused."""
+        if not self.budget_note:
+            return ""
+        n = self.not_sent
+        return f"{self.budget_note}; {n} planned attempt{'s' if n != 1 else ''} not sent" if n else self.budget_note
 
     def list_models(self) -> Exchange | None:
         """The spend-nothing model list (None when nothing may be sent)."""
-        if not self.can_send():
+        if self.budget_note or not self._admit(0):
             return None
         return self._send("", self.adapter.list_request(self.target))
 
@@ -206,11 +247,13 @@ class Prober:
         waited = 0.0
         while len(run.attempts) < attempts:
             request = self._request(model)
-            if not self.can_send(request.output_tokens):
-                run.stop_reason = self.stopped or "request or token cap, or the deadline, reached"
+            if self.budget_note:  # refused before: the run's budget does not come back
+                self.refused(attempts - len(run.attempts))
+            if self.budget_note or not self._admit(request.output_tokens, attempts - len(run.attempts)):
+                run.stop_reason = self.budget_note or self.stopped or "request cap or the deadline reached"
                 break
             ex = self._send(model, request)
-            while _route_missing(ex, model) and len(self.routes) > 1 and self.can_send():
+            while _route_missing(ex, model) and len(self.routes) > 1 and self._admit(request.output_tokens, 0):
                 self.routes.pop(0)  # this target does not serve that wire API: use the one that answers
                 ex = self._send(model, self._request(model))
             attempt = Attempt(ex, None if ex.ok else self.classify(ex), waited)

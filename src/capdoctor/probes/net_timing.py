@@ -14,7 +14,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -269,11 +269,15 @@ def probe_path(
     want_trace: bool = False,
     verify: Any = True,
     user_agent: str = "capdoctor",
+    admit: Callable[[], bool] | None = None,
+    on_request: Callable[[Any], None] | None = None,
 ) -> PathResult:
     """Measure one GET of `url` over a fresh connection, direct (`proxy=None`) or through `proxy`.
 
     Why fresh: pooled connections skip the connect and TLS events, so every path gets its own client.
-    `proxy_shown` is the redacted proxy URL put in the result. Never raises.
+    `proxy_shown` is the redacted proxy URL put in the result. `admit` is asked before the edge-trace request
+    (the run's request budget: False leaves the trace out); `on_request` is the client's request hook (the
+    budget's guard, `probes.http_budget`). Never raises.
     """
     import httpx
 
@@ -299,6 +303,7 @@ def probe_path(
             proxy=proxy, trust_env=False, verify=verify, follow_redirects=False,
             timeout=httpx.Timeout(left, connect=min(left, 5.0)),
             headers={"user-agent": user_agent, "accept": "application/json" if expect_json else "*/*"},
+            event_hooks={"request": [on_request]} if on_request is not None else None,
         )
     except (ValueError, ImportError) as exc:
         return replace(base, error=f"{type(exc).__name__}: {exc}", error_class="proxy_config",
@@ -337,7 +342,7 @@ def probe_path(
             elif html and expect_json and (status < 500 or proxy is not None):
                 # A provider's own HTML 5xx during an incident is an answer; anything else is a middlebox.
                 error_class, error = cls, f"HTTP {status} with {what} where JSON was expected"
-            if want_trace and error_class is None:
+            if want_trace and error_class is None and (admit is None or admit()):
                 left = max(0.05, timeout - (time.monotonic() - t0))
                 try:
                     tr = client.get(trace_url(url), timeout=min(left, 3.0))

@@ -1,0 +1,61 @@
+"""The request hook that makes the run's request budget (`capdoctor.budget`) hold whatever a check does.
+
+Contract: `budget_hook(budget)` returns an httpx `request` event hook. Every client capdoctor makes for the
+network carries it (`Context.http_client`, the paths check's own clients), so it sees each request just
+before it is sent, whichever transport or proxy it then takes. A request to the target's API origin is
+counted by `RunBudget.on_send`; one the budget refuses raises `BudgetSpent` (an `httpx.RequestError`, so the
+callers' ordinary error handling reports it as a request that was not sent) and nothing leaves the machine.
+It never reads or stores headers (the key travels in them); it reads the JSON body only to know the output
+cap an unplanned generation asked for.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from capdoctor.budget import UNPLANNED, RunBudget
+
+TOKEN_FIELDS = ("max_tokens", "max_output_tokens", "max_completion_tokens")
+
+
+class BudgetSpent(httpx.RequestError):
+    """A provider request the run's budget refused: it was not sent."""
+
+
+def requested_output_tokens(body: Any) -> int:
+    """The output cap a generation body asks for (OpenAI, Anthropic, Gemini and Ollama spellings), 0 if none."""
+    if not isinstance(body, dict):
+        return 0
+    total = sum(v for k in TOKEN_FIELDS if isinstance(v := body.get(k), int) and not isinstance(v, bool))
+    for nest, key in (("generationConfig", "maxOutputTokens"), ("options", "num_predict")):
+        inner = body.get(nest)
+        value = inner.get(key) if isinstance(inner, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            total += value
+    return total
+
+
+def _tokens(request: httpx.Request) -> int:
+    if "json" not in request.headers.get("content-type", ""):
+        return 0
+    try:
+        return requested_output_tokens(json.loads(request.content or b"null"))
+    except (ValueError, httpx.RequestNotRead):
+        return 0
+
+
+def budget_hook(budget: RunBudget) -> Callable[[httpx.Request], None]:
+    """The `event_hooks["request"]` entry that counts provider requests and refuses those over the budget."""
+
+    def hook(request: httpx.Request) -> None:
+        url = str(request.url)
+        if not budget.is_provider(url):
+            return
+        if not budget.on_send(url, _tokens(request)):
+            raise BudgetSpent(budget.spent_text(UNPLANNED) + ": not sent", request=request)
+
+    return hook
