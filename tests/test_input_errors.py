@@ -82,6 +82,26 @@ def test_bad_base_urls_are_refused_not_replaced(project: Path, value: str, named
         ('[options]\nsince = "soon"\n', "option 'since' 'soon' ({file}:2) must be a duration"),
         ('[options]\nstatus_url = "http://[::1"\n', "option 'status_url' 'http://[::1' ({file}:2) is not a valid URL"),
         ("[options]\nmodels.max_requests = 0\n", "option 'models.max_requests' 0 ({file}:2) must be at least 1"),
+        (
+            "[options]\nrun.max_provider_requests = 0\n",
+            "option 'run.max_provider_requests' 0 ({file}:2) must be at least 1",
+        ),
+        (
+            '[options]\n"run.max_provider_requests" = 2.5\n',
+            "option 'run.max_provider_requests' 2.5 ({file}:2) must be a whole number",
+        ),
+        (
+            "[options]\nrun.max_output_tokens = -16\n",
+            "option 'run.max_output_tokens' -16 ({file}:2) must be at least 1",
+        ),
+        (
+            '[options]\nrun.max_output_tokens = "lots"\n',
+            "option 'run.max_output_tokens' 'lots' ({file}:2) must be a whole number",
+        ),
+        (
+            "[options]\nrun.max_output_tokens = true\n",
+            "option 'run.max_output_tokens' True ({file}:2) must be a whole number, not a boolean",
+        ),
         ('[target]\nbase_url = ""\n', "{file}:2: base_url '' is empty"),
         ('model = "x"\n[target\n', "{file}: invalid TOML"),
     ],

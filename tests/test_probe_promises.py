@@ -1,6 +1,7 @@
 """What issue #12 promises, run end to end against the simulator: intermittent capacity is caught, a missing key
 is named, `--no-inference` never says "no problem", a resetting target is answered quickly, and a diagnosis
-never sends more than 12 requests to the provider (counted at the simulator)."""
+never sends more than 12 requests nor asks more than 200 output tokens of the provider (counted at the
+simulator, and by the run's budget)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ from typing import Any
 import pytest
 
 from capdoctor.demo import client_target, demo_key
+from capdoctor.probes.http_budget import requested_output_tokens
 from capdoctor.simulator import scenarios
 from capdoctor.simulator.scenarios import CAPACITY, SCENARIOS, Scenario
 from capdoctor.simulator.server import Simulator
 from tests.conftest import run_cli
 
 RUN_CAP = 12
-"""Requests one diagnosis may send to the provider, every check together."""
+"""Requests one diagnosis may send to the provider, every check together (`run.max_provider_requests`)."""
 TOKEN_CAP = 200
+"""Output tokens its generations may ask for, together (`run.max_output_tokens`)."""
 
 
 def _diagnose(
@@ -163,7 +166,10 @@ def test_a_diagnosis_sends_at_most_12_requests_to_the_provider(name: str, home: 
         if sc.provider == "ollama":
             options["ollama_url"] = sim.base_url("ollama")
         outcome = diagnose(RunRequest(target, env, home, tmp_path, timeout=8.0, options=options))
-        sent = [r["path"] for r in sim.requests if not r["path"].startswith("/status")]
-    models = next(r for r in outcome.results if r.id == "models")
+        seen = [r for r in sim.requests if not r["path"].startswith("/status")]
+    sent = [r["path"] for r in seen]
+    asked = sum(requested_output_tokens(r["json"]) for r in seen)  # the max_tokens the simulator received
     assert len(sent) <= RUN_CAP, (name, sent)
-    assert models.data.get("output_tokens", 0) <= TOKEN_CAP, name
+    assert asked <= TOKEN_CAP, (name, asked)
+    budget = outcome.report["budget"]  # the run's own count agrees with what the simulator saw
+    assert (budget["provider_requests"], budget["output_tokens"]) == (len(sent), asked), (name, budget, sent)

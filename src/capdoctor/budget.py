@@ -38,8 +38,7 @@ PRIORITY_CHECK = "models"
 """The check the reserve is held for."""
 
 UNPLANNED = "unplanned"
-"""Whose requests the hook counted without a ticket (a check that sent without asking, as the hardware check
-reading a target that is a local server does): the lowest priority."""
+"""Whose requests the hook counted without a ticket when the client does not name its check."""
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -145,10 +144,11 @@ class RunBudget:
         self.output_tokens += tokens
         self.by_check[check] = self.by_check.get(check, 0) + 1
 
-    def on_send(self, url: str, tokens: int = 0) -> bool:
+    def on_send(self, url: str, tokens: int = 0, check: str = UNPLANNED) -> bool:
         """Called for every request a capdoctor HTTP client is about to send (the request hook): True when it
         may go. A provider request uses the ticket its check took in this thread; one sent without a ticket
-        (a check that did not ask) is counted here, at the lowest priority, and refused once that is spent."""
+        (a check that did not ask, as the hardware check reading a target that is a local server) is counted
+        here for `check`, at the lowest priority, and refused once that is spent."""
         if not self.is_provider(url):
             return True
         n = getattr(self._tickets, "n", 0)
@@ -157,9 +157,9 @@ class RunBudget:
             return True
         with self._lock:
             if self._room("") < 1 or self.output_tokens + tokens > self.max_output_tokens:
-                self.refused[UNPLANNED] = self.refused.get(UNPLANNED, 0) + 1
+                self.refused[check] = self.refused.get(check, 0) + 1
                 return False
-            self._count(UNPLANNED, tokens)
+            self._count(check, tokens)
         return True
 
     # -- telling
@@ -171,8 +171,10 @@ class RunBudget:
             if self.sent >= self.max_requests:
                 text = f"request budget spent: {self.sent} of {self.max_requests}"
             elif self._room(check) < 1:
-                text = (f"request budget: {self.sent} of {self.max_requests} sent, the rest held for the "
-                        f"{self._holder} check")
+                text = (
+                    f"request budget: {self.sent} of {self.max_requests} sent, the rest held for the "
+                    f"{self._holder} check"
+                )
             else:
                 text = f"output-token budget spent: {self.output_tokens} of {self.max_output_tokens}"
         if not_sent:

@@ -148,26 +148,30 @@ class Context:
         """Where capdoctor keeps last-seen facts between runs (e.g. the OS version)."""
         return user_dir("data", self.env, self.home, self.platform)
 
-    def http_client(self, *, timeout: float = 10.0, trust_env: bool = False, **kwargs: Any) -> httpx.Client:
+    def http_client(
+        self, *, timeout: float = 10.0, trust_env: bool = False, check: str | None = None, **kwargs: Any
+    ) -> httpx.Client:
         """An httpx client bounded by the deadline, with capdoctor's User-Agent.
 
         Every request it sends ends by its own timeout (the `timeout=` a call passes, else this one) cut to
         the run's deadline, whole — headers, body, DNS included — however slowly a server answers
         (`probes.http_deadline`). Every request to the provider is counted against the run's budget and
-        refused, unsent, once it is spent (`probes.http_budget`). `trust_env` is False by default so that a
+        refused, unsent, once it is spent (`probes.http_budget`); `check` names whose requests those are when
+        the check sends without taking from the budget first. `trust_env` is False by default so that a
         probe takes exactly the path the check chose; checks that want the user's proxy path pass a `proxy=`
         explicitly (the proxy check decides what that is).
         """
         import httpx
 
         from capdoctor import __version__
+        from capdoctor.budget import UNPLANNED
         from capdoctor.probes.http_budget import budget_hook
         from capdoctor.probes.http_deadline import DeadlineTransport
 
         headers = {"user-agent": f"capdoctor/{__version__}"}
         headers.update(kwargs.pop("headers", {}) or {})
         hooks = dict(kwargs.pop("event_hooks", None) or {})
-        hooks["request"] = [budget_hook(self.provider_budget), *hooks.get("request", [])]
+        hooks["request"] = [budget_hook(self.provider_budget, check or UNPLANNED), *hooks.get("request", [])]
         t = self.timeout(timeout)
         transport = httpx.HTTPTransport(verify=kwargs.pop("verify", True), proxy=kwargs.pop("proxy", None),
                                         trust_env=trust_env)

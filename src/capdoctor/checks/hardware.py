@@ -110,7 +110,8 @@ def _servers(ctx: Context) -> list[ServerInfo]:
     if not live:
         return []
     target_root = api_root(ctx.target.base_url) if ctx.target and is_local(ctx.target.base_url) else None
-    with ctx.http_client(timeout=max(timeout, 1.0)) as client:
+    # a target that is a local server is the provider: reading it comes out of the run's request budget
+    with ctx.http_client(timeout=max(timeout, 1.0), check="hardware") as client:
         probed = map_parallel(lambda c: probe_server(client, c[0], c[1]), live, ctx.remaining(), None, "server")
         found = [s for s in probed if s is not None]
         for server in found:
@@ -162,14 +163,13 @@ class HardwareCheck(Registered, check_id="hardware"):
 
     def run(self, ctx: Context) -> CheckResult:
         """Look at local servers and memory; findings weigh only when the target is a local server."""
-        from capdoctor.budget import UNPLANNED
         from capdoctor.probes.local_memory import apple_memory, memory_facts
         from capdoctor.probes.local_nvml import load_nvml, process_name, read_gpus
         from capdoctor.probes.local_servers import is_local
 
-        refused_before = ctx.provider_budget.refused.get(UNPLANNED, 0)
+        refused_before = ctx.provider_budget.refused.get(self.id, 0)
         servers = _servers(ctx)
-        refused = ctx.provider_budget.refused.get(UNPLANNED, 0) - refused_before
+        refused = ctx.provider_budget.refused.get(self.id, 0) - refused_before
         mem = memory_facts()
         gpus = read_gpus(load_nvml(), process_name) if ctx.platform != "darwin" else None
         apple = apple_memory(ctx.env, ctx.timeout(2.0)) if ctx.platform == "darwin" else None
@@ -203,7 +203,7 @@ class HardwareCheck(Registered, check_id="hardware"):
             status = Status.WARN
         summary = self._summary(raw, servers, mem, gpus, weighs)
         if refused > 0:  # never silently: reading a target that is a local server comes out of the run's budget
-            note = ctx.provider_budget.spent_text(UNPLANNED, refused, "request")
+            note = ctx.provider_budget.spent_text(self.id, refused, "request")
             summary, details = f"{summary} ({note})", [*details, f"run budget: {note}"]
         data = {
             "servers": [self._server_data(s) for s in servers],

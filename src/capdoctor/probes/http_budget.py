@@ -48,14 +48,15 @@ def _tokens(request: httpx.Request) -> int:
         return 0
 
 
-def budget_hook(budget: RunBudget) -> Callable[[httpx.Request], None]:
-    """The `event_hooks["request"]` entry that counts provider requests and refuses those over the budget."""
+def budget_hook(budget: RunBudget, check: str = UNPLANNED) -> Callable[[httpx.Request], None]:
+    """The `event_hooks["request"]` entry that counts provider requests and refuses those over the budget;
+    `check` names whose client this is, for the requests it sends without taking from the budget first."""
 
     def hook(request: httpx.Request) -> None:
         url = str(request.url)
         if not budget.is_provider(url):
             return
-        if not budget.on_send(url, _tokens(request)):
-            raise BudgetSpent(budget.spent_text(UNPLANNED) + ": not sent", request=request)
+        if not budget.on_send(url, _tokens(request), check):
+            raise BudgetSpent(budget.spent_text(check) + ": not sent", request=request)
 
     return hook

@@ -198,8 +198,11 @@ class Prober:
     def _admit(self, output_tokens: int, planned: int = 1) -> bool:
         """Take one request (and its tokens) from the run's budget; on a refusal remember why, and that the
         `planned` attempts it would have started will not be sent."""
-        if not (not self.stopped and self.requests < self.budget.max_requests
-                and self.ctx.remaining() > self.budget.reserve_s):
+        if not (
+            not self.stopped
+            and self.requests < self.budget.max_requests
+            and self.ctx.remaining() > self.budget.reserve_s
+        ):
             return False
         run_budget = self.ctx.provider_budget
         if run_budget.take(CHECK_ID, output_tokens):
