@@ -114,3 +114,14 @@ def test_credentials_in_a_base_url_are_never_shown(cli: Any, tmp_path: Path) -> 
     assert secret not in proc.stdout + proc.stderr
     assert "AIzaFAKEtest0123456789abcdefghijk" not in proc.stdout + proc.stderr
     assert "capdoctor" in proc.stdout
+
+
+def test_a_run_builds_only_the_command_it_names() -> None:
+    """Start-up: Typer builds a click command per registered command; a run builds just the one it names."""
+    from capdoctor import cli
+
+    assert [c.name for c in cli._app_for(["logs", "-"]).registered_commands] == ["logs"]
+    assert [c.name for c in cli._app_for(["--version"]).registered_commands] == ["checks"]
+    assert cli._app_for(["--help"]) is cli.app and cli._app_for([]) is cli.app
+    assert cli._app_for(["diagnos"]) is cli.app  # a typo gets the whole app, which suggests the right name
+    assert len(cli.app.registered_commands) > 10  # the narrowed copy left the app itself whole
