@@ -15,8 +15,9 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections import Counter
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections import Counter, OrderedDict
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cache
@@ -24,7 +25,8 @@ from typing import Any
 
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
-from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, classify
+from capdoctor.classifier.structure import StatusHit
+from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
 from capdoctor.signatures import engine as classifier
 
 MAX_LINE = 64 * 1024
@@ -242,11 +244,7 @@ def find_model(text: str) -> str | None:
 
 def find_provider(text: str, signature_id: str) -> str | None:
     """The provider an error record names (host or product word), else the signature row's prefix."""
-    for name, rx in provider_hints():
-        if rx.search(text):
-            return name
-    prefix = signature_id.split(".", 1)[0]
-    return prefix if prefix in {n for n, _ in provider_hints()} else None
+    return provider_hint(text) or _prefix_provider(signature_id)
 
 
 def find_request_ids(text: str) -> list[str]:
@@ -257,6 +255,134 @@ def find_request_ids(text: str) -> list[str]:
         if value not in out and not value.lower().startswith("redacted"):
             out.append(value)
     return out[:3]
+
+
+def provider_hint(text: str) -> str | None:
+    """The provider an error record names by host or product word (see `provider_hints`), or None."""
+    for name, rx in provider_hints():
+        if rx.search(text):
+            return name
+    return None
+
+
+def _prefix_provider(signature_id: str) -> str | None:
+    prefix = signature_id.split(".", 1)[0]
+    return prefix if prefix in {n for n, _ in provider_hints()} else None
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a record's words alone say, judged once per distinct text (see `RecordMemo`): the matches that
+    count (`relevant`), the provider each names, the status the record reports, whether it was retried and the
+model it names.
+    `text` is the text they were judged on (its timestamp and ids may differ from a later record's)."""
+
+    text: str
+    matches: tuple[Match, ...]
+    providers: tuple[str | None, ...]
+    status: int
+    retry: bool
+    model: str | None = None
+
+
+def record_status(text: str, hit: StatusHit | None) -> int:
+    """The HTTP status a record reports, as `extract_error(text)["status"]` (0: none), reusing the status the
+    engine already spelled out of the same text instead of reading every spelling again."""
+    if "\\u" in text:  # the engine read the unescaped text: only the full read gives the same answer
+        return extract_error(text)["status"] or 0
+    from capdoctor.classifier.structure import extract_error as fields_of
+
+    status = fields_of(text, None)["status"]
+    if status is None and hit is not None and not hit.spelling.startswith("name:"):
+        status = hit.status  # the first spelled status: what extract_error's own reader would find
+    return status or 0
+
+
+def judge(text: str, ids: Collection[int]) -> Facts:
+    """Classify one record (origin "log") with the literal ids the prefilter found in it, and read what
+    follows from its words; every row the ids cannot trigger is skipped (`Engine.evaluate`)."""
+    found, hit = classifier().evaluate(text, ids, origin="log")
+    matches = relevant(found)
+    if not matches:
+        return Facts(text, (), (), 0, False)
+    hint = provider_hint(text)
+    providers = tuple(hint or _prefix_provider(m.signature.id) for m in matches)
+    return Facts(text, tuple(matches), providers, record_status(text, hit), bool(_RETRY.search(text)),
+                 find_model(text))
+
+
+_KEY_TS = re.compile(
+    rb"(?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?|1\d{9}(?:\d{3})?(?:\.\d+)?(?!\d)|"
+    rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d\d:\d\d:\d\d"
+)
+_KEY_TS_WITHIN = 48
+"""The leading timestamp starts this close to the record's start (after a `[`, a level, a JSON key)."""
+_KEY_ID = re.compile(
+    rb"(?<![\w-])(?:[0-9a-fA-F][0-9a-fA-F-]{15,}|(?:req_|chatcmpl-)[A-Za-z0-9]{8,})"
+    rb"(?![\w-])"
+)
+"""What differs between repeats of one error in an incident log: the leading timestamp, and request, trace
+and message ids (hex runs of 16+ characters, UUIDs, `req_…`). The tables never read them (no row, spelling
+or hint has words inside them; tests pin that corpus texts classify the same whatever they are), so a record
+is judged once per text with them left out."""
+_HEX_MAP = bytes(0x68 if chr(b) in "0123456789abcdefABCDEF-" else b for b in range(256))
+_HEX_RUN = b"h" * 16
+"""Only a record with a run of 16 hex characters (seen through `_HEX_MAP`, in C) or a `req_`/`chatcmpl-` id
+is searched for ids: the regex search costs more than the rest of the key."""
+
+
+def record_key(raw: bytes) -> bytes:
+    """The memo key of a record: its bytes with the leading timestamp and the ids (`_KEY_ID`) cut out."""
+    m = _KEY_TS.search(raw, 0, _KEY_TS_WITHIN)
+    if m:
+        raw = raw[: m.start()] + b"\x00" + raw[m.end() :]
+    if _HEX_RUN in raw.translate(_HEX_MAP) or b"req_" in raw or b"chatcmpl-" in raw:
+        raw = _KEY_ID.sub(b"\x00", raw)
+    return raw
+
+
+MEMO_ENTRIES = 4096
+MEMO_KEY_BYTES = 2048
+"""The memo holds at most MEMO_ENTRIES records of at most MEMO_KEY_BYTES each (longer ones are judged every
+time): about 10 MB at worst, whatever the log."""
+
+
+class RecordMemo:
+    """A bounded LRU of `Facts` by record key: dense incident logs repeat the same few errors thousands of
+    times, with only the timestamp and the request id changing."""
+
+    def __init__(self, entries: int = MEMO_ENTRIES, key_bytes: int = MEMO_KEY_BYTES) -> None:
+        self.entries = entries
+        self.key_bytes = key_bytes
+        self._data: OrderedDict[bytes, Facts] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def get(self, key: bytes) -> Facts | None:
+        """The facts judged for `key`, or None (counted as a miss)."""
+        facts = self._data.get(key)
+        if facts is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._data.move_to_end(key)
+        return facts
+
+    def put(self, key: bytes, facts: Facts) -> None:
+        """Remember `facts` for `key` (not when the key is too long), evicting the least recently used."""
+        if len(key) > self.key_bytes:
+            return
+        self._data[key] = facts
+        if len(self._data) > self.entries:
+            self._data.popitem(last=False)
+
+
+def example_of(text: str) -> str:
+    """A record as shown in findings: whitespace collapsed, at most EXAMPLE_CHARS."""
+    return " ".join(text.split())[:EXAMPLE_CHARS]
 
 
 def _is_continuation(line: bytes) -> bool:
@@ -274,8 +400,10 @@ def _line_at(buf: bytearray, start: int, stop: int) -> bytes:
 class _FileScanner:
     """Scans the chunks of one input (or one byte range of it) into a ScanResult."""
 
-    def __init__(self, prefilter: Any, options: ScanOptions, path: str, result: ScanResult) -> None:
+    def __init__(self, prefilter: Any, options: ScanOptions, path: str, result: ScanResult,
+                 memo: RecordMemo | None = None) -> None:
         self.pf = prefilter
+        self.memo = memo if memo is not None else RecordMemo()
         self.opt = options
         self.path = path
         self.res = result
@@ -351,11 +479,10 @@ class _FileScanner:
     def _process(self, buf: bytearray, view: memoryview, cut: int, base: int, line_base: int) -> int:
         """Find, group and classify the candidate lines of buf[:cut]; returns the newlines counted there."""
         self._chunk_record_end = 0
-        ends = self.pf.ends(view[:cut])
+        ends, ids = self.pf.hits(view[:cut])
         if not ends:
             self._look_for_success(buf, cut, base)
             return buf.count(b"\n", 0, cut)
-        ends.sort()
         records: dict[int, list[tuple[int, int]]] = {}
         last_end = -1
         for e in ends:
@@ -383,7 +510,10 @@ class _FileScanner:
             spans = records[head]
             count += buf.count(b"\n", counted_to, head)
             counted_to = head
-            self._record(buf, cut, head, spans, base, line_base + count + 1)
+            lits: list[int] | None = None
+            if ids is not None:  # the literals found inside the record: the rows the engine must evaluate
+                lits = ids[bisect_right(ends, head) : bisect_right(ends, spans[-1][1])]
+            self._record(buf, cut, head, spans, base, line_base + count + 1, lits)
         self._look_for_success(buf, cut, base)
         return count + buf.count(b"\n", counted_to, cut)
 
@@ -404,58 +534,70 @@ class _FileScanner:
             self.pending = False
 
     def _record(self, buf: bytearray, cut: int, head: int, spans: list[tuple[int, int]], base: int,
-                line_no: int) -> None:
+                line_no: int, lits: list[int] | None) -> None:
+        """Judge one candidate record and fold it into the statistics.
+
+        Its time is read first: a record older than `since` is only classified (to count it in `too_old`),
+        nothing else is done for it. The classification and everything that follows from the record's words
+        alone come from the memo (`RecordMemo`) when the same text, timestamp and ids aside, was judged before.
+        """
         end = spans[-1][1]
+        key: bytes | None = None
         if end - head <= RECORD_CHARS:
             raw = bytes(buf[head:end])
+            key = record_key(raw)
         else:
             parts = [bytes(buf[head:min(spans[0][0], head + 1024)])] if head < spans[0][0] else []
             parts += [bytes(buf[s:min(e, s + 4096)]) for s, e in spans[:4]]
             raw = b"\n".join(parts)
         text = raw.decode("utf-8", "replace")
-        matches = relevant(classify(text, origin="log"))
-        if not matches:
+        nl = text.find("\n")
+        ts = parse_timestamp(text if nl < 0 else text[:nl], self.opt.now)
+        old = ts is not None and self.opt.since is not None and ts < self.opt.since
+        facts = self.memo.get(key) if key is not None else None
+        if facts is None:
+            ids = lits if lits is not None and raw.isascii() else classifier().literal_ids(text)
+            facts = judge(text, ids)
+            if key is not None:
+                self.memo.put(key, facts)
+        if not facts.matches:
             return
-        head_line = text.split("\n", 1)[0]
-        ts = parse_timestamp(head_line, self.opt.now)
-        if ts is not None and self.opt.since is not None and ts < self.opt.since:
+        if old:
             self.res.too_old += 1
             return
+        matches = facts.matches
         best = matches[0]
-        model = find_model(text)
-        status = None
-        rids = find_request_ids(text)
-        retry = bool(_RETRY.search(text))
+        model = facts.model
+        retry = facts.retry
         succeeded = False
         if retry:
             stop = min(cut, end + SUCCESS_WINDOW)
             succeeded = any(buf.find(m, end, stop) >= 0 for m in SUCCESS_MARKERS)
-        example = " ".join(text.split())[:EXAMPLE_CHARS]
-        for m in matches:
+        rids: list[str] | None = None
+        for m, provider in zip(matches, facts.providers, strict=True):
             sid = m.signature.id
             stat = self.res.stats.get(sid)
             if stat is None:
                 stat = self.res.stats[sid] = SigStat(sid, m.signature.cause.value)
             stat.count += 1
-            stat.first = _min_dt(stat.first, ts)
-            stat.last = _max_dt(stat.last, ts)
+            if ts is not None:
+                stat.first = _min_dt(stat.first, ts)
+                stat.last = _max_dt(stat.last, ts)
             if not stat.example:
-                stat.example, stat.example_path, stat.example_line = example, self.path, line_no
-                stat.excerpt = m.excerpt
+                stat.example, stat.example_path, stat.example_line = example_of(text), self.path, line_no
+                stat.excerpt = m.excerpt if facts.text == text else _excerpt_in(text, sid, m.excerpt)
             if model:
                 stat.models[model] += 1
-            provider = find_provider(text, sid)
             if provider:
                 stat.providers[provider] += 1
-            for rid in rids:
-                if rid not in stat.request_ids and len(stat.request_ids) < 5:
-                    stat.request_ids.append(rid)
-            if status is None:
-                from capdoctor.signatures import extract_error
-
-                status = extract_error(text)["status"] or 0
-            if status:
-                stat.statuses[status] += 1
+            if len(stat.request_ids) < 5:  # only the first few are kept: stop looking once they are there
+                if rids is None:
+                    rids = find_request_ids(text)
+                for rid in rids:
+                    if rid not in stat.request_ids and len(stat.request_ids) < 5:
+                        stat.request_ids.append(rid)
+            if facts.status:
+                stat.statuses[facts.status] += 1
         self.pending = True
         self._chunk_record_end = max(self._chunk_record_end, end)
         if len(self.res.events) < MAX_EVENTS:
@@ -463,6 +605,15 @@ class _FileScanner:
                                          succeeded, self.path, line_no, base + head))
         else:
             self.res.events_dropped += 1
+
+
+def _excerpt_in(text: str, signature_id: str, fallback: str) -> str:
+    """The deciding words of `signature_id` in this very text (a remembered judgement was made on a text whose
+    timestamp or ids differ; the first example of a signature shows its own words)."""
+    for m in classifier().classify(text, origin="log"):
+        if m.signature.id == signature_id:
+            return m.excerpt
+    return fallback
 
 
 _PREFILTERS: dict[str | None, Any] = {}
@@ -575,6 +726,7 @@ def scan(sources: Sequence[src.Source], options: ScanOptions | None = None) -> S
             jobs += [(s.path, a, min(a + step, s.size), opts) for a in range(0, s.size, step)]
         partials = _run_pool(jobs, workers)
     done = {s.path for s in big} if partials is not None else set()
+    memo = RecordMemo()  # one per scan: the same errors recur across the files of one client
     for s in sources:
         if s.path in done:
             lines_before = 0
@@ -589,14 +741,14 @@ def scan(sources: Sequence[src.Source], options: ScanOptions | None = None) -> S
         else:
             pf = prefilter_for(opts.engine)
             result.engine = result.engine or pf.name
-            _scan_one(pf, opts, s, result)
+            _scan_one(pf, opts, s, result, memo)
     if not result.engine:
         result.engine = prefilter_for(opts.engine).name if not partials else partials[0].engine
     return result
 
 
-def _scan_one(pf: Any, opts: ScanOptions, source: src.Source, result: ScanResult) -> None:
-    scanner = _FileScanner(pf, opts, source.path, result)
+def _scan_one(pf: Any, opts: ScanOptions, source: src.Source, result: ScanResult, memo: RecordMemo) -> None:
+    scanner = _FileScanner(pf, opts, source.path, result, memo)
     try:
         reader = src.open_reader(source)
     except src.SourceError as exc:

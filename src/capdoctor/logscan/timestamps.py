@@ -30,6 +30,7 @@ _ISO_POSITION_LIMIT = 120
 """An ISO time further into a line than this is content (a quoted date), not the line's timestamp,
 unless it is a JSON `timestamp` field."""
 _JSON_TS_FIELD = re.compile(r"[\"'](?:ts|time|timestamp|created_at|@timestamp)[\"']\s*:\s*[\"']")
+_FIELD_ENDS = ('ts"', "ts'", 'me"', "me'", 'mp"', "mp'", 'at"', "at'")
 
 
 def _from_epoch(text: str) -> datetime | None:
@@ -42,26 +43,27 @@ def _from_epoch(text: str) -> datetime | None:
 
 
 def _from_iso(m: re.Match[str]) -> datetime | None:
+    y, mo, d, h, mi, s, frac, zone = m.group("y", "mo", "d", "h", "mi", "s", "f", "z")  # one call: hot path
+    utc = not zone or zone in ("Z", "UTC")
     try:
-        frac = m.group("f")
         micro = int((frac[1:] + "000000")[:6]) if frac else 0
-        dt = datetime(int(m.group("y")), int(m.group("mo")), int(m.group("d")), int(m.group("h")),
-                      int(m.group("mi")), min(int(m.group("s") or 0), 59), micro)
+        dt = datetime(int(y), int(mo), int(d), int(h), int(mi), min(int(s or 0), 59), micro,
+                      tzinfo=timezone.utc if utc else None)
     except ValueError:
         return None
-    zone = m.group("z")
-    if zone and zone not in ("Z", "UTC"):
+    if not utc:
         sign = 1 if zone[0] == "+" else -1
         digits = zone[1:].replace(":", "")
         offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
         return dt.replace(tzinfo=timezone(sign * offset)).astimezone(timezone.utc)
-    return dt.replace(tzinfo=timezone.utc)
+    return dt
 
 
 def parse_timestamp(line: str, now: datetime) -> datetime | None:
     """The time a log line was written, in UTC, or None when the line carries none we recognise."""
     head = line[:HEAD_BYTES]
-    field = _JSON_TS_FIELD.search(head)
+    # the field names _JSON_TS_FIELD knows all end in one of _FIELD_ENDS, then a quote: skip its search otherwise
+    field = _JSON_TS_FIELD.search(head) if any(end in head for end in _FIELD_ENDS) else None
     if field:
         m = _ISO.match(head, field.end())
         if m:
