@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import sys
 from bisect import bisect_right
 from collections import Counter, OrderedDict
 from collections.abc import Collection, Sequence
@@ -283,6 +284,8 @@ model it names.
     status: int
     retry: bool
     model: str | None = None
+    request_ids: bool = True
+    """Whether the text names request ids (`find_request_ids` runs per record only then: ids differ)."""
 
 
 def record_status(text: str, hit: StatusHit | None) -> int:
@@ -308,7 +311,7 @@ def judge(text: str, ids: Collection[int]) -> Facts:
     hint = provider_hint(text)
     providers = tuple(hint or _prefix_provider(m.signature.id) for m in matches)
     return Facts(text, tuple(matches), providers, record_status(text, hit), bool(_RETRY.search(text)),
-                 find_model(text))
+                 find_model(text), bool(find_request_ids(text)))
 
 
 _KEY_TS = re.compile(
@@ -318,17 +321,19 @@ _KEY_TS = re.compile(
 _KEY_TS_WITHIN = 48
 """The leading timestamp starts this close to the record's start (after a `[`, a level, a JSON key)."""
 _KEY_ID = re.compile(
-    rb"(?<![\w-])(?:[0-9a-fA-F][0-9a-fA-F-]{15,}|(?:req_|chatcmpl-)[A-Za-z0-9]{8,})"
-    rb"(?![\w-])"
+    rb"(?<![\w-])(?:[0-9a-fA-F][0-9a-fA-F-]{15,}|(?:req_|chatcmpl-)[A-Za-z0-9]{8,})(?![\w-])|"
+    rb"(?<![\d.])(?!127\.|0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}(?::(?!11434\b)\d{1,5})?(?![\d.])"
 )
-"""What differs between repeats of one error in an incident log: the leading timestamp, and request, trace
-and message ids (hex runs of 16+ characters, UUIDs, `req_…`). The tables never read them (no row, spelling
-or hint has words inside them; tests pin that corpus texts classify the same whatever they are), so a record
-is judged once per text with them left out."""
+"""What differs between repeats of one error in an incident log: the leading timestamp, request, trace
+and message ids (hex runs of 16+ characters, UUIDs, `req_…`) and client addresses (an IPv4 address and port,
+but not a loopback or any-address, nor Ollama's port: the local-server hints read those). The tables never
+read the rest (no row, spelling or hint has words inside them; tests pin that corpus texts classify the same
+whatever they are), so a record is judged once per text with them left out."""
 _HEX_MAP = bytes(0x68 if chr(b) in "0123456789abcdefABCDEF-" else b for b in range(256))
 _HEX_RUN = b"h" * 16
-"""Only a record with a run of 16 hex characters (seen through `_HEX_MAP`, in C) or a `req_`/`chatcmpl-` id
-is searched for ids: the regex search costs more than the rest of the key."""
+_DIGIT_MAP = bytes(0x30 if chr(b) in "0123456789" else b for b in range(256))
+"""Only a record with a run of 16 hex characters (seen through `_HEX_MAP`, in C), a dotted quad (through
+`_DIGIT_MAP`) or a `req_`/`chatcmpl-` id is searched: the regex search costs more than the rest of the key."""
 
 
 def record_key(raw: bytes) -> bytes:
@@ -336,7 +341,8 @@ def record_key(raw: bytes) -> bytes:
     m = _KEY_TS.search(raw, 0, _KEY_TS_WITHIN)
     if m:
         raw = raw[: m.start()] + b"\x00" + raw[m.end() :]
-    if _HEX_RUN in raw.translate(_HEX_MAP) or b"req_" in raw or b"chatcmpl-" in raw:
+    if (_HEX_RUN in raw.translate(_HEX_MAP) or b"0.0.0" in raw.translate(_DIGIT_MAP) or b"req_" in raw
+            or b"chatcmpl-" in raw):
         raw = _KEY_ID.sub(b"\x00", raw)
     return raw
 
@@ -383,6 +389,11 @@ class RecordMemo:
 def example_of(text: str) -> str:
     """A record as shown in findings: whitespace collapsed, at most EXAMPLE_CHARS."""
     return " ".join(text.split())[:EXAMPLE_CHARS]
+
+
+_NOT_CONT_FIRST = frozenset(b"0123456789ABDEGHIJKLMNOPQRSUVWXYZbcdefghijklmnopqrstuvwxyz")
+"""First bytes of a line that `_is_continuation` never accepts (no prefix, bracket or tag starts with them):
+the common case, a timestamped or plain line, is decided without copying the line out."""
 
 
 def _is_continuation(line: bytes) -> bool:
@@ -500,7 +511,7 @@ class _FileScanner:
                 continue
             head = ls
             for _ in range(CONT_LINES):
-                if head == 0 or not _is_continuation(_line_at(buf, head, cut)):
+                if head == 0 or buf[head] in _NOT_CONT_FIRST or not _is_continuation(_line_at(buf, head, cut)):
                     break
                 head = buf.rfind(b"\n", 0, head - 1) + 1
             records.setdefault(head, []).append((ls, le))
@@ -537,9 +548,9 @@ class _FileScanner:
                 line_no: int, lits: list[int] | None) -> None:
         """Judge one candidate record and fold it into the statistics.
 
-        Its time is read first: a record older than `since` is only classified (to count it in `too_old`),
-        nothing else is done for it. The classification and everything that follows from the record's words
-        alone come from the memo (`RecordMemo`) when the same text, timestamp and ids aside, was judged before.
+        The classification and everything that follows from the record's words alone come from the memo
+        (`RecordMemo`) when the same text, timestamp and ids aside, was judged before; a record that is no error
+        costs nothing more. An error's time is read next: one older than `since` is only counted (`too_old`).
         """
         end = spans[-1][1]
         key: bytes | None = None
@@ -551,9 +562,6 @@ class _FileScanner:
             parts += [bytes(buf[s:min(e, s + 4096)]) for s, e in spans[:4]]
             raw = b"\n".join(parts)
         text = raw.decode("utf-8", "replace")
-        nl = text.find("\n")
-        ts = parse_timestamp(text if nl < 0 else text[:nl], self.opt.now)
-        old = ts is not None and self.opt.since is not None and ts < self.opt.since
         facts = self.memo.get(key) if key is not None else None
         if facts is None:
             ids = lits if lits is not None and raw.isascii() else classifier().literal_ids(text)
@@ -562,7 +570,9 @@ class _FileScanner:
                 self.memo.put(key, facts)
         if not facts.matches:
             return
-        if old:
+        nl = text.find("\n")
+        ts = parse_timestamp(text if nl < 0 else text[:nl], self.opt.now)
+        if ts is not None and self.opt.since is not None and ts < self.opt.since:
             self.res.too_old += 1
             return
         matches = facts.matches
@@ -590,7 +600,7 @@ class _FileScanner:
                 stat.models[model] += 1
             if provider:
                 stat.providers[provider] += 1
-            if len(stat.request_ids) < 5:  # only the first few are kept: stop looking once they are there
+            if facts.request_ids and len(stat.request_ids) < 5:  # the first few are kept: stop looking then
                 if rids is None:
                     rids = find_request_ids(text)
                 for rid in rids:
@@ -684,12 +694,27 @@ def _plain_splittable(source: src.Source) -> bool:
     return not head.startswith((src.GZIP_MAGIC, src.ZSTD_MAGIC)) and b"\x00" not in head
 
 
-def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> list[ScanResult] | None:
-    """Run the byte-range jobs on `workers` spawned processes; None when processes cannot be used here."""
+def _pool_context() -> Any:
+    """How to start the workers: forked from this process when that is safe (a POSIX process with one thread,
+    as `capdoctor logs` is), so each inherits the engine and the compiled prefilter built here once instead of
+    importing and compiling them again; else spawned fresh (a thread holding a lock must not be forked)."""
     import multiprocessing
+    import threading
 
+    if os.name == "posix" and sys.platform != "darwin" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> list[ScanResult] | None:
+    """Run the byte-range jobs on `workers` processes; None when processes cannot be used here."""
     try:
-        ctx = multiprocessing.get_context("spawn")
+        ctx = _pool_context()
+        if ctx.get_start_method() == "fork":
+            for engine in {job[3].engine for job in jobs}:
+                prefilter_for(engine)  # built once here, inherited by every worker
+            classifier()
+            provider_hints()
         with ctx.Pool(workers) as pool:
             return pool.map(_scan_range_worker, jobs, chunksize=1)
     except (OSError, RuntimeError, EOFError, ImportError):
