@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from logscan import NORMAL, ORDINARY
 
+
 def lines(n: int, seed: int = 11) -> list[str]:
     """`n` ordinary lines (bench/logscan.py's background and incident-time words), reproducibly."""
     rng = random.Random(seed)

@@ -30,15 +30,14 @@ import time
 from pathlib import Path
 
 NORMAL = (
-    '{ts} INFO  http: POST https://api.openai.com/v1/responses -> 200 OK in {ms}ms (model=gpt-5.5, '
-    'tokens={n})\n',
+    "{ts} INFO  http: POST https://api.openai.com/v1/responses -> 200 OK in {ms}ms (model=gpt-5.5, tokens={n})\n",
     '{{"timestamp":"{ts}","type":"event_msg","payload":{{"type":"agent_message","message":"Edited src/app/'
     'module_{n}.py: renamed helper and updated {ms} call sites"}}}}\n',
-    '{ts} DEBUG tool: exec `pytest -q tests/test_mod{n}.py` exited 0 after {ms} ms\n',
-    '{ts} INFO  session: turn {n} completed, input_tokens={ms} output_tokens={n}, cache hit ratio 0.{n}\n',
-    '{ts} TRACE sse: event response.output_text.delta len={n}\n',
-    '{ts} INFO  mcp: server filesystem listed {n} tools in {ms}ms\n',
-    '{ts} DEBUG fs: watcher picked up change in docs/guide_{n}.md ({ms} bytes)\n',
+    "{ts} DEBUG tool: exec `pytest -q tests/test_mod{n}.py` exited 0 after {ms} ms\n",
+    "{ts} INFO  session: turn {n} completed, input_tokens={ms} output_tokens={n}, cache hit ratio 0.{n}\n",
+    "{ts} TRACE sse: event response.output_text.delta len={n}\n",
+    "{ts} INFO  mcp: server filesystem listed {n} tools in {ms}ms\n",
+    "{ts} DEBUG fs: watcher picked up change in docs/guide_{n}.md ({ms} bytes)\n",
     '{{"timestamp":"{ts}","type":"response_item","payload":{{"role":"assistant","content":"Here is the '
     'diff for file {n}; tests pass locally and the lint is clean."}}}}\n',
 )
@@ -57,7 +56,6 @@ ORDINARY = (
 )
 """Ordinary lines full of the words incident-time logs carry (404s, account, daily, proxy, token, retry): none
 is an error, some contain prefilter literals."""
-
 
 
 def parse_size(text: str) -> int:
@@ -83,8 +81,12 @@ def error_lines() -> list[str]:
 def ordinary(rng: random.Random, ts: str, i: int) -> str:
     """One ordinary line (NORMAL and ORDINARY alike)."""
     return rng.choice(NORMAL + ORDINARY).format(
-        ts=ts, ms=rng.randrange(5, 9000), n=rng.randrange(1, 99999), m=i % 60,
-        ip=f"10.0.{rng.randrange(255)}.{rng.randrange(255)}", port=rng.randrange(1024, 65536),
+        ts=ts,
+        ms=rng.randrange(5, 9000),
+        n=rng.randrange(1, 99999),
+        m=i % 60,
+        ip=f"10.0.{rng.randrange(255)}.{rng.randrange(255)}",
+        port=rng.randrange(1024, 65536),
     )
 
 
@@ -131,22 +133,22 @@ def run_sampled(cmd: list[str]) -> tuple[float, int, str]:
     """Run `cmd`, sampling the RSS of its whole process tree; returns (wall s, peak RSS bytes, stdout)."""
     import psutil
 
-    out_f = tempfile.TemporaryFile(mode="w+")
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=out_f, stderr=subprocess.PIPE, text=True)
-    root = psutil.Process(proc.pid)
-    peak = 0
-    while proc.poll() is None:
-        try:
-            procs = [root, *root.children(recursive=True)]
-            peak = max(peak, sum(p.memory_info().rss for p in procs if p.is_running()))
-        except psutil.Error:
-            pass
-        time.sleep(0.02)
-    wall = time.perf_counter() - t0
-    err = proc.stderr.read() if proc.stderr else ""
-    out_f.seek(0)
-    out = out_f.read()
+    with tempfile.TemporaryFile(mode="w+") as out_f:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out_f, stderr=subprocess.PIPE, text=True)
+        root = psutil.Process(proc.pid)
+        peak = 0
+        while proc.poll() is None:
+            try:
+                procs = [root, *root.children(recursive=True)]
+                peak = max(peak, sum(p.memory_info().rss for p in procs if p.is_running()))
+            except psutil.Error:
+                pass
+            time.sleep(0.02)
+        wall = time.perf_counter() - t0
+        err = proc.stderr.read() if proc.stderr else ""
+        out_f.seek(0)
+        out = out_f.read()
     if proc.returncode not in (0, 1) and not out.startswith("{"):
         raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {err.strip()[:300]}")
     return wall, peak, out
@@ -218,14 +220,18 @@ def main() -> int:
     have_rg = shutil.which("rg") is not None
     cpu = os.cpu_count()
     say(f"# capdoctor logs vs ripgrep/grep — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    say(f"machine: {platform.machine()}, {cpu} CPU(s), Python {platform.python_version()}, "
+    say(
+        f"machine: {platform.machine()}, {cpu} CPU(s), Python {platform.python_version()}, "
         f"load average {os.getloadavg()[0]:.2f} at start; {len(engine().literals())} literals; "
-        f"{len(error_lines())} planted error texts")
+        f"{len(error_lines())} planted error texts"
+    )
     if not have_rg:
         say("rg: not installed (apt-get install ripgrep) — no ripgrep ratio, which counts as a miss")
     say()
-    say("| density | size | error lines | candidates (rg lines) | capdoctor s | MB/s | µs/candidate | peak RSS | "
-        "rg s | grep s | capdoctor/rg | capdoctor/grep | target | counts |")
+    say(
+        "| density | size | error lines | candidates (rg lines) | capdoctor s | MB/s | µs/candidate | peak RSS | "
+        "rg s | grep s | capdoctor/rg | capdoctor/grep | target | counts |"
+    )
     say("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     failed = False
     base_per_byte: float | None = None
@@ -235,14 +241,17 @@ def main() -> int:
             if only and name not in only:
                 continue
             path = tmpdir / "client.log"
-            n_lines, planted = generate(path, size // div, every, unique)
+            _, planted = generate(path, size // div, every, unique)
             real = path.stat().st_size
             warm(path)
             wall, peak, doc = capdoctor_logs(path, args.repeat)
             records = sum(doc["by_cause"].values())
             counted_ok = records == planted
-            rg_wall, rg_out = timed(["rg", "-c", "-i", "-F", "-f", str(lits), str(path)], env, args.repeat) \
-                if have_rg else (float("nan"), "0")
+            rg_wall, _ = (
+                timed(["rg", "-c", "-i", "-F", "-f", str(lits), str(path)], env, args.repeat)
+                if have_rg
+                else (float("nan"), "0")
+            )
             gr_wall, gr_out = timed(["grep", "-c", "-i", "-F", "-f", str(lits), str(path)], env, args.repeat)
             cands = int(gr_out or 0)
             if every is None:
@@ -251,10 +260,12 @@ def main() -> int:
             ratio_rg = wall / rg_wall if have_rg else float("inf")
             ok = ratio_rg <= target and peak <= RSS_TARGET and counted_ok
             failed |= not ok
-            say(f"| {name} | {real / 1e6:.0f} MB | {planted} | {cands} | {wall:.2f} | {real / 1e6 / wall:.0f} | "
+            say(
+                f"| {name} | {real / 1e6:.0f} MB | {planted} | {cands} | {wall:.2f} | {real / 1e6 / wall:.0f} | "
                 f"{per_cand:.1f} | {peak / 1e6:.0f} MB | {rg_wall:.2f} | {gr_wall:.2f} | {ratio_rg:.2f}x | "
                 f"{wall / gr_wall:.2f}x | ≤{target}x, ≤150 MB {'ok' if ok else 'MISSED'} | "
-                f"{records}/{planted} {'exact' if counted_ok else 'WRONG'} |")
+                f"{records}/{planted} {'exact' if counted_ok else 'WRONG'} |"
+            )
             path.unlink()
         if args.huge:
             path = tmpdir / "huge.log"
@@ -263,14 +274,18 @@ def main() -> int:
             ok = peak <= RSS_TARGET
             failed |= not ok
             say()
-            say(f"1 GiB line without a newline: {wall:.1f} s, peak RSS {peak / 1e6:.0f} MB "
-                f"({'ok' if ok else 'MISSED'}), {sum(doc['by_cause'].values())} error record(s)")
+            say(
+                f"1 GiB line without a newline: {wall:.1f} s, peak RSS {peak / 1e6:.0f} MB "
+                f"({'ok' if ok else 'MISSED'}), {sum(doc['by_cause'].values())} error record(s)"
+            )
             path.unlink()
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     say()
-    say(f"load average {os.getloadavg()[0]:.2f} at the end; "
-        + ("every target met" if not failed else "a target was MISSED (see the target and counts columns)"))
+    say(
+        f"load average {os.getloadavg()[0]:.2f} at the end; "
+        + ("every target met" if not failed else "a target was MISSED (see the target and counts columns)")
+    )
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text("\n".join(report) + "\n", encoding="utf-8")

@@ -30,7 +30,7 @@ class LogsCheck(Registered, check_id="logs"):
 
     def run(self, ctx: Context) -> CheckResult:
         """Scan named or discovered logs and return findings that combine with the live checks."""
-        from capdoctor.logscan.command import run_logs
+        from capdoctor.logs import run_logs
 
         paths = [str(p) for p in (ctx.target.logs if ctx.target else ())]
         paths += list(ctx.options["logs"])
@@ -40,12 +40,20 @@ class LogsCheck(Registered, check_id="logs"):
         missing = [p for p in paths if p != "-" and not _exists(p)]
         if missing:
             return skipped(self, f"log path not found: {missing[0]}")
-        run = run_logs(paths, since=ctx.options["since"], env=ctx.env, home=ctx.home, platform=ctx.platform,
-                       now=ctx.now(), stage=self)
+        run = run_logs(
+            paths,
+            since=ctx.options["since"],
+            env=ctx.env,
+            home=ctx.home,
+            platform=ctx.platform,
+            now=ctx.now(),
+            stage=self,
+        )
         result = run.check
         if result.status.value == "skip" and not paths:
-            return skipped(self, "no client logs found (Codex, Claude Code, Gemini CLI, Copilot, Cursor, "
-                                 "Ollama); pass --log PATH")
+            return skipped(
+                self, "no client logs found (Codex, Claude Code, Gemini CLI, Copilot, Cursor, Ollama); pass --log PATH"
+            )
         return result
 
 

@@ -24,9 +24,9 @@ from datetime import datetime, timezone
 from functools import cache
 from typing import Any
 
+from capdoctor.classifier.structure import StatusHit
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
-from capdoctor.classifier.structure import StatusHit
 from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
 from capdoctor.signatures import engine as classifier
 
@@ -39,8 +39,13 @@ RECORD_CHARS = 8192
 CONT_LINES = 40
 """How many continuation lines (stack frames, a pretty-printed JSON or HTML error body) may sit under a
 record's first line: a status on the first line and the provider's words deep in the body are one error."""
-SUCCESS_MARKERS = (b"response.completed", b'"stop_reason":"end_turn"', b'"finish_reason":"stop"',
-                   b'"type":"token_count"', b" 200 OK")
+SUCCESS_MARKERS = (
+    b"response.completed",
+    b'"stop_reason":"end_turn"',
+    b'"finish_reason":"stop"',
+    b'"type":"token_count"',
+    b" 200 OK",
+)
 """Bytes that mean a request completed; used for 'retries that eventually succeeded' and 'went quiet'."""
 SUCCESS_WINDOW = 256 * 1024
 MAX_EVENTS = 200_000
@@ -49,13 +54,31 @@ PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 """Plain data above this is split over the CPU cores (process start-up costs more than it saves below)."""
 EXAMPLE_CHARS = 300
 
-_CONT_PREFIXES = (b" ", b"\t", b"}", b"]", b")", b'"', b"at ", b"Caused by", b"File ", b"...", b"\xe2\x8e\xbf",
-                  b"Traceback", b"\xe2\x80\xa6")
+_CONT_PREFIXES = (
+    b" ",
+    b"\t",
+    b"}",
+    b"]",
+    b")",
+    b'"',
+    b"at ",
+    b"Caused by",
+    b"File ",
+    b"...",
+    b"\xe2\x8e\xbf",
+    b"Traceback",
+    b"\xe2\x80\xa6",
+)
 _HTML_LINE = re.compile(rb"<[!/a-zA-Z]")
-_TS_HEAD = re.compile(rb"^\s*[\[(]?(?:(?:19|20)\d\d-\d\d-\d\d|1\d{9}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|"
-                      rb"Oct|Nov|Dec) +\d{1,2} \d\d:)|^\{\"(?:timestamp|ts|time)\"")
-_RETRY = re.compile(r"retrying in|reconnecting|\battempt \d+\s*/\s*\d+|\bretry(?:ing)? \d+|after retries|"
-                    r"retried \d+ times|attemptnumber", re.IGNORECASE)
+_TS_HEAD = re.compile(
+    rb"^\s*[\[(]?(?:(?:19|20)\d\d-\d\d-\d\d|1\d{9}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|"
+    rb"Oct|Nov|Dec) +\d{1,2} \d\d:)|^\{\"(?:timestamp|ts|time)\""
+)
+_RETRY = re.compile(
+    r"retrying in|reconnecting|\battempt \d+\s*/\s*\d+|\bretry(?:ing)? \d+|after retries|"
+    r"retried \d+ times|attemptnumber",
+    re.IGNORECASE,
+)
 MODEL_RE = re.compile(
     r"(?<![\w.-])((?:gpt|o[134]|chatgpt|codex)-[\w.:-]*\w|o[134](?:-mini|-pro)?(?=[\s,;\"')])|"
     r"claude-[\w.:-]*\w|gemini-[\w.:-]*\w|(?:llama|qwen|deepseek|mistral|mixtral|kimi|moonshot|grok|glm|"
@@ -85,8 +108,11 @@ def provider_hints() -> tuple[tuple[str, re.Pattern[str]], ...]:
     `log_hints` (catalogue order), then `LOG_ONLY_HINTS`; the first hit wins."""
     from capdoctor.providers.catalog import adapters
 
-    hosts = [(a.name, "|".join(re.escape(h.lstrip(".")) for h in (*a.official_hosts, *a.url_hosts)))
-             for a in adapters() if a.official_hosts or a.url_hosts]
+    hosts = [
+        (a.name, "|".join(re.escape(h.lstrip(".")) for h in (*a.official_hosts, *a.url_hosts)))
+        for a in adapters()
+        if a.official_hosts or a.url_hosts
+    ]
     words = [(a.name, a.log_hints) for a in adapters() if a.log_hints]
     return tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in (*hosts, *words, *LOG_ONLY_HINTS))
 
@@ -186,7 +212,7 @@ class ScanResult:
             else:
                 self.stats[sid] = stat
         room = MAX_EVENTS - len(self.events)
-        self.events.extend(other.events[:max(room, 0)])
+        self.events.extend(other.events[: max(room, 0)])
         self.events_dropped += other.events_dropped + max(0, len(other.events) - max(room, 0))
         self.too_old += other.too_old
         for path, off in other.last_success.items():
@@ -274,9 +300,9 @@ def _prefix_provider(signature_id: str) -> str | None:
 @dataclass(frozen=True)
 class Facts:
     """What a record's words alone say, judged once per distinct text (see `RecordMemo`): the matches that
-    count (`relevant`), the provider each names, the status the record reports, whether it was retried and the
-model it names.
-    `text` is the text they were judged on (its timestamp and ids may differ from a later record's)."""
+        count (`relevant`), the provider each names, the status the record reports, whether it was retried and the
+    model it names.
+        `text` is the text they were judged on (its timestamp and ids may differ from a later record's)."""
 
     text: str
     matches: tuple[Match, ...]
@@ -310,12 +336,20 @@ def judge(text: str, ids: Collection[int]) -> Facts:
         return Facts(text, (), (), 0, False)
     hint = provider_hint(text)
     providers = tuple(hint or _prefix_provider(m.signature.id) for m in matches)
-    return Facts(text, tuple(matches), providers, record_status(text, hit), bool(_RETRY.search(text)),
-                 find_model(text), bool(find_request_ids(text)))
+    return Facts(
+        text,
+        tuple(matches),
+        providers,
+        record_status(text, hit),
+        bool(_RETRY.search(text)),
+        find_model(text),
+        bool(find_request_ids(text)),
+    )
 
 
 _KEY_TS = re.compile(
-    rb"(?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?|1\d{9}(?:\d{3})?(?:\.\d+)?(?!\d)|"
+    rb"(?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?|"
+    rb"1\d{9}(?:\d{3})?(?:\.\d+)?(?!\d)|"
     rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d\d:\d\d:\d\d"
 )
 _KEY_TS_WITHIN = 48
@@ -341,8 +375,12 @@ def record_key(raw: bytes) -> bytes:
     m = _KEY_TS.search(raw, 0, _KEY_TS_WITHIN)
     if m:
         raw = raw[: m.start()] + b"\x00" + raw[m.end() :]
-    if (_HEX_RUN in raw.translate(_HEX_MAP) or b"0.0.0" in raw.translate(_DIGIT_MAP) or b"req_" in raw
-            or b"chatcmpl-" in raw):
+    if (
+        _HEX_RUN in raw.translate(_HEX_MAP)
+        or b"0.0.0" in raw.translate(_DIGIT_MAP)
+        or b"req_" in raw
+        or b"chatcmpl-" in raw
+    ):
         raw = _KEY_ID.sub(b"\x00", raw)
     return raw
 
@@ -357,9 +395,9 @@ class RecordMemo:
     """A bounded LRU of `Facts` by record key: dense incident logs repeat the same few errors thousands of
     times, with only the timestamp and the request id changing."""
 
-    def __init__(self, entries: int = MEMO_ENTRIES, key_bytes: int = MEMO_KEY_BYTES) -> None:
-        self.entries = entries
-        self.key_bytes = key_bytes
+    def __init__(self, entries: int | None = None, key_bytes: int | None = None) -> None:
+        self.entries = MEMO_ENTRIES if entries is None else entries
+        self.key_bytes = MEMO_KEY_BYTES if key_bytes is None else key_bytes
         self._data: OrderedDict[bytes, Facts] = OrderedDict()
         self.hits = 0
         self.misses = 0
@@ -399,20 +437,22 @@ the common case, a timestamped or plain line, is decided without copying the lin
 def _is_continuation(line: bytes) -> bool:
     """A stack frame, an indented or closing line, a bare opening bracket or an HTML tag: the body under the
     line that reported it (`Error code: 429` then `{`, `unexpected status 403` then `<h1>…`)."""
-    return ((line.startswith(_CONT_PREFIXES) or line.rstrip() in (b"{", b"[") or bool(_HTML_LINE.match(line)))
-            and not _TS_HEAD.match(line))
+    return (
+        line.startswith(_CONT_PREFIXES) or line.rstrip() in (b"{", b"[") or bool(_HTML_LINE.match(line))
+    ) and not _TS_HEAD.match(line)
 
 
 def _line_at(buf: bytearray, start: int, stop: int) -> bytes:
     end = buf.find(b"\n", start, min(stop, start + 512))
-    return bytes(buf[start:end if end >= 0 else min(stop, start + 512)])
+    return bytes(buf[start : end if end >= 0 else min(stop, start + 512)])
 
 
 class _FileScanner:
     """Scans the chunks of one input (or one byte range of it) into a ScanResult."""
 
-    def __init__(self, prefilter: Any, options: ScanOptions, path: str, result: ScanResult,
-                 memo: RecordMemo | None = None) -> None:
+    def __init__(
+        self, prefilter: Any, options: ScanOptions, path: str, result: ScanResult, memo: RecordMemo | None = None
+    ) -> None:
         self.pf = prefilter
         self.memo = memo if memo is not None else RecordMemo()
         self.opt = options
@@ -440,7 +480,7 @@ class _FileScanner:
         unterminated = False  # bytes of a huge line were scanned and no newline has ended it yet
         try:
             while True:
-                n = reader.readinto(view[carry:carry + chunk])
+                n = reader.readinto(view[carry : carry + chunk])
                 if n == 0:
                     break
                 self.info.bytes += n
@@ -536,7 +576,7 @@ class _FileScanner:
         best = -1
         for marker in SUCCESS_MARKERS:
             pos = buf.find(marker, start, cut)
-            while pos >= 0 and buf[max(0, pos - 7):pos] == b"before ":
+            while pos >= 0 and buf[max(0, pos - 7) : pos] == b"before ":
                 pos = buf.find(marker, pos + 1, cut)
             if pos >= 0 and (best < 0 or pos < best):
                 best = pos
@@ -544,8 +584,16 @@ class _FileScanner:
             self.last_success = base + best
             self.pending = False
 
-    def _record(self, buf: bytearray, cut: int, head: int, spans: list[tuple[int, int]], base: int,
-                line_no: int, lits: list[int] | None) -> None:
+    def _record(
+        self,
+        buf: bytearray,
+        cut: int,
+        head: int,
+        spans: list[tuple[int, int]],
+        base: int,
+        line_no: int,
+        lits: list[int] | None,
+    ) -> None:
         """Judge one candidate record and fold it into the statistics.
 
         The classification and everything that follows from the record's words alone come from the memo
@@ -558,8 +606,8 @@ class _FileScanner:
             raw = bytes(buf[head:end])
             key = record_key(raw)
         else:
-            parts = [bytes(buf[head:min(spans[0][0], head + 1024)])] if head < spans[0][0] else []
-            parts += [bytes(buf[s:min(e, s + 4096)]) for s, e in spans[:4]]
+            parts = [bytes(buf[head : min(spans[0][0], head + 1024)])] if head < spans[0][0] else []
+            parts += [bytes(buf[s : min(e, s + 4096)]) for s, e in spans[:4]]
             raw = b"\n".join(parts)
         text = raw.decode("utf-8", "replace")
         facts = self.memo.get(key) if key is not None else None
@@ -611,8 +659,19 @@ class _FileScanner:
         self.pending = True
         self._chunk_record_end = max(self._chunk_record_end, end)
         if len(self.res.events) < MAX_EVENTS:
-            self.res.events.append(Event(ts, best.signature.cause.value, best.signature.id, model, retry,
-                                         succeeded, self.path, line_no, base + head))
+            self.res.events.append(
+                Event(
+                    ts,
+                    best.signature.cause.value,
+                    best.signature.id,
+                    model,
+                    retry,
+                    succeeded,
+                    self.path,
+                    line_no,
+                    base + head,
+                )
+            )
         else:
             self.res.events_dropped += 1
 
@@ -644,8 +703,9 @@ def scan_bytes(data: bytes, name: str = "<text>", options: ScanOptions | None = 
     res = ScanResult()
     pf = prefilter_for(opts.engine)
     res.engine = pf.name
-    _FileScanner(pf, opts, name, res).run(src.Reader(io.BytesIO(data), [], (OSError,), "read failed"),
-                                          size_hint=len(data))
+    _FileScanner(pf, opts, name, res).run(
+        src.Reader(io.BytesIO(data), [], (OSError,), "read failed"), size_hint=len(data)
+    )
     return res
 
 
@@ -716,7 +776,8 @@ def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> li
             classifier()
             provider_hints()
         with ctx.Pool(workers) as pool:
-            return pool.map(_scan_range_worker, jobs, chunksize=1)
+            parts: list[ScanResult] = pool.map(_scan_range_worker, jobs, chunksize=1)
+            return parts
     except (OSError, RuntimeError, EOFError, ImportError):
         return None  # e.g. an embedding script without a __main__ guard: scan in this process instead
 
