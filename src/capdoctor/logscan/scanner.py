@@ -561,10 +561,7 @@ class _FileScanner:
             spans = records[head]
             count += buf.count(b"\n", counted_to, head)
             counted_to = head
-            lits: list[int] | None = None
-            if ids is not None:  # the literals found inside the record: the rows the engine must evaluate
-                lits = ids[bisect_right(ends, head) : bisect_right(ends, spans[-1][1])]
-            self._record(buf, cut, head, spans, base, line_base + count + 1, lits)
+            self._record(buf, cut, head, spans, base, line_base + count + 1, ends, ids)
         self._look_for_success(buf, cut, base)
         return count + buf.count(b"\n", counted_to, cut)
 
@@ -592,7 +589,8 @@ class _FileScanner:
         spans: list[tuple[int, int]],
         base: int,
         line_no: int,
-        lits: list[int] | None,
+        ends: list[int],
+        ids: list[int] | None,
     ) -> None:
         """Judge one candidate record and fold it into the statistics.
 
@@ -609,15 +607,20 @@ class _FileScanner:
             parts = [bytes(buf[head : min(spans[0][0], head + 1024)])] if head < spans[0][0] else []
             parts += [bytes(buf[s : min(e, s + 4096)]) for s, e in spans[:4]]
             raw = b"\n".join(parts)
-        text = raw.decode("utf-8", "replace")
         facts = self.memo.get(key) if key is not None else None
+        text = ""
         if facts is None:
-            ids = lits if lits is not None and raw.isascii() else classifier().literal_ids(text)
-            facts = judge(text, ids)
+            text = raw.decode("utf-8", "replace")
+            if ids is not None and raw.isascii():  # the literals found inside the record: the rows to evaluate
+                lits: Collection[int] = ids[bisect_right(ends, head) : bisect_right(ends, end)]
+            else:  # no ids from this prefilter, or text whose case folding only Python does right
+                lits = classifier().literal_ids(text)
+            facts = judge(text, lits)
             if key is not None:
                 self.memo.put(key, facts)
         if not facts.matches:
             return
+        text = text or raw.decode("utf-8", "replace")
         nl = text.find("\n")
         ts = parse_timestamp(text if nl < 0 else text[:nl], self.opt.now)
         if ts is not None and self.opt.since is not None and ts < self.opt.since:
@@ -632,15 +635,18 @@ class _FileScanner:
             stop = min(cut, end + SUCCESS_WINDOW)
             succeeded = any(buf.find(m, end, stop) >= 0 for m in SUCCESS_MARKERS)
         rids: list[str] | None = None
+        stats = self.res.stats
         for m, provider in zip(matches, facts.providers, strict=True):
             sid = m.signature.id
-            stat = self.res.stats.get(sid)
+            stat = stats.get(sid)
             if stat is None:
-                stat = self.res.stats[sid] = SigStat(sid, m.signature.cause.value)
+                stat = stats[sid] = SigStat(sid, m.signature.cause.value)
             stat.count += 1
-            if ts is not None:
-                stat.first = _min_dt(stat.first, ts)
-                stat.last = _max_dt(stat.last, ts)
+            if ts is not None:  # inline min/max: this loop runs once per error record
+                if stat.first is None or ts < stat.first:
+                    stat.first = ts
+                if stat.last is None or ts > stat.last:
+                    stat.last = ts
             if not stat.example:
                 stat.example, stat.example_path, stat.example_line = example_of(text), self.path, line_no
                 stat.excerpt = m.excerpt if facts.text == text else _excerpt_in(text, sid, m.excerpt)
