@@ -557,11 +557,22 @@ class _FileScanner:
             records.setdefault(head, []).append((ls, le))
             last_end = le
         counted_to, count = 0, 0
+        memo_get = self.memo.get
         for head in sorted(records):
             spans = records[head]
             count += buf.count(b"\n", counted_to, head)
             counted_to = head
-            self._record(buf, cut, head, spans, base, line_base + count + 1, ends, ids)
+            end = spans[-1][1]
+            raw: bytes | None = None
+            key: bytes | None = None
+            facts: Facts | None = None
+            if end - head <= RECORD_CHARS:
+                raw = bytes(buf[head:end])
+                key = record_key(raw)
+                facts = memo_get(key)
+                if facts is not None and not facts.matches:
+                    continue  # a candidate line judged before as no error (an access log's 404): done
+            self._record(buf, cut, head, spans, base, line_base + count + 1, ends, ids, raw, key, facts)
         self._look_for_success(buf, cut, base)
         return count + buf.count(b"\n", counted_to, cut)
 
@@ -591,23 +602,22 @@ class _FileScanner:
         line_no: int,
         ends: list[int],
         ids: list[int] | None,
+        raw: bytes | None,
+        key: bytes | None,
+        facts: Facts | None,
     ) -> None:
-        """Judge one candidate record and fold it into the statistics.
+        """Judge one candidate record and fold it into the statistics (`raw`, `key` and `facts`: the record's
+        bytes, memo key and remembered facts when `_process` already looked them up; None for a long record).
 
         The classification and everything that follows from the record's words alone come from the memo
         (`RecordMemo`) when the same text, timestamp and ids aside, was judged before; a record that is no error
         costs nothing more. An error's time is read next: one older than `since` is only counted (`too_old`).
         """
         end = spans[-1][1]
-        key: bytes | None = None
-        if end - head <= RECORD_CHARS:
-            raw = bytes(buf[head:end])
-            key = record_key(raw)
-        else:
+        if raw is None:  # a long record: its head and the first spans, judged every time (no key)
             parts = [bytes(buf[head : min(spans[0][0], head + 1024)])] if head < spans[0][0] else []
             parts += [bytes(buf[s : min(e, s + 4096)]) for s, e in spans[:4]]
             raw = b"\n".join(parts)
-        facts = self.memo.get(key) if key is not None else None
         text = ""
         if facts is None:
             text = raw.decode("utf-8", "replace")
