@@ -214,3 +214,26 @@ def test_since_counts_old_errors_only() -> None:
     assert res.too_old == 2
     assert len(res.events) == 1 and res.events[0].line == 3
     assert sum(s.count for s in res.stats.values()) >= 1
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_parallel_workers_forked_or_spawned_agree(tmp_path: Path, method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Byte ranges scanned by forked workers (which inherit the parent's engine and prefilter) or spawned ones
+    (which build their own, once per worker) count exactly what one process counts."""
+    import multiprocessing
+
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {method} start method here")
+    data, planted = _dense_log(4000, 7, False)
+    path = tmp_path / "dense.log"
+    path.write_bytes(data)
+    from capdoctor.logscan import sources
+
+    srcs, _ = sources.expand([str(path)])
+    serial = scanner.scan(srcs, ScanOptions(now=NOW, workers=1))
+    monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(scanner, "_pool_context", lambda: multiprocessing.get_context(method))
+    parallel = scanner.scan(srcs, ScanOptions(now=NOW, workers=2, chunk_bytes=8192))
+    assert len(serial.events) == len(parallel.events) == planted
+    assert _counts(parallel) == _counts(serial)
+    assert sorted(e.line for e in parallel.events) == sorted(e.line for e in serial.events)
