@@ -292,9 +292,14 @@ def provider_hint(text: str) -> str | None:
     return None
 
 
+@cache
+def _hint_names() -> frozenset[str]:
+    return frozenset(n for n, _ in provider_hints())
+
+
 def _prefix_provider(signature_id: str) -> str | None:
     prefix = signature_id.split(".", 1)[0]
-    return prefix if prefix in {n for n, _ in provider_hints()} else None
+    return prefix if prefix in _hint_names() else None
 
 
 @dataclass(frozen=True)
