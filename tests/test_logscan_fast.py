@@ -237,3 +237,12 @@ def test_parallel_workers_forked_or_spawned_agree(tmp_path: Path, method: str, m
     assert len(serial.events) == len(parallel.events) == planted
     assert _counts(parallel) == _counts(serial)
     assert sorted(e.line for e in parallel.events) == sorted(e.line for e in serial.events)
+
+
+def test_provider_hint_by_words_equals_the_regexes() -> None:
+    """The substring shortcut of `provider_hint` names the provider the ordered regexes name, on every example,
+    every corpus text and their upper-case forms."""
+    texts = _examples() + _corpus_texts()
+    for text in texts + [t.upper() for t in texts]:
+        want = next((name for name, rx in scanner.provider_hints() if rx.search(text)), None)
+        assert scanner.provider_hint(text) == want, text

@@ -284,10 +284,26 @@ def find_request_ids(text: str) -> list[str]:
     return out[:3]
 
 
+@cache
+def _hint_words() -> tuple[tuple[str, tuple[str, ...] | None, re.Pattern[str]], ...]:
+    """`provider_hints` with each pattern that is only an alternation of plain words (hosts, names) also as
+    those words, lower-case: found by substring search, which costs a fraction of the regex's."""
+    out = []
+    for name, rx in provider_hints():
+        words = tuple(w.replace("\\.", ".").lower() for w in rx.pattern.split("|"))
+        plain = all(re.fullmatch(r"[a-z0-9.:-]+", w) for w in words)
+        out.append((name, words if plain else None, rx))
+    return tuple(out)
+
+
 def provider_hint(text: str) -> str | None:
     """The provider an error record names by host or product word (see `provider_hints`), or None."""
-    for name, rx in provider_hints():
-        if rx.search(text):
+    lower = text.lower() if text.isascii() else None  # ASCII: lower() folds case exactly as the regexes do
+    for name, words, rx in _hint_words():
+        if lower is not None and words is not None:
+            if any(w in lower for w in words):
+                return name
+        elif rx.search(text):
             return name
     return None
 
@@ -359,10 +375,8 @@ _KEY_TS = re.compile(
 )
 _KEY_TS_WITHIN = 48
 """The leading timestamp starts this close to the record's start (after a `[`, a level, a JSON key)."""
-_KEY_ID = re.compile(
-    rb"(?<![\w-])(?:[0-9a-fA-F][0-9a-fA-F-]{15,}|(?:req_|chatcmpl-)[A-Za-z0-9]{8,})(?![\w-])|"
-    rb"(?<![\d.])(?!127\.|0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}(?::(?!11434\b)\d{1,5})?(?![\d.])"
-)
+_KEY_ID = re.compile(rb"(?<![\w-])(?:[0-9a-fA-F][0-9a-fA-F-]{15,}|(?:req_|chatcmpl-)[A-Za-z0-9]{8,})(?![\w-])")
+_KEY_IP = re.compile(rb"(?<![\d.])(?!127\.|0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}(?::(?!11434\b)\d{1,5})?(?![\d.])")
 """What differs between repeats of one error in an incident log: the leading timestamp, request, trace
 and message ids (hex runs of 16+ characters, UUIDs, `req_…`) and client addresses (an IPv4 address and port,
 but not a loopback or any-address, nor Ollama's port: the local-server hints read those). The tables never
@@ -371,23 +385,56 @@ whatever they are), so a record is judged once per text with them left out."""
 _HEX_MAP = bytes(0x68 if chr(b) in "0123456789abcdefABCDEF-" else b for b in range(256))
 _HEX_RUN = b"h" * 16
 _DIGIT_MAP = bytes(0x30 if chr(b) in "0123456789" else b for b in range(256))
-"""Only a record with a run of 16 hex characters (seen through `_HEX_MAP`, in C), a dotted quad (through
-`_DIGIT_MAP`) or a `req_`/`chatcmpl-` id is searched: the regex search costs more than the rest of the key."""
+"""Seen through `_HEX_MAP` (one C pass), a hex id starts a run of 16 `h`; through `_DIGIT_MAP`, an address
+contains `0.0`: the regexes run only from there (Python's regex engine has no fast scan for their shapes)."""
+
+
+def _blank(raw: bytes, rx: re.Pattern[bytes], pos: int) -> bytes:
+    """`raw` with every match of `rx` at or after `pos` replaced by one NUL byte."""
+    parts: list[bytes] = []
+    last = 0
+    for m in rx.finditer(raw, pos):
+        parts += (raw[last : m.start()], b"\x00")
+        last = m.end()
+    if not parts:
+        return raw
+    parts.append(raw[last:])
+    return b"".join(parts)
+
+
+def _blank_addresses(raw: bytes) -> bytes:
+    """`raw` with its client addresses (`_KEY_IP`) replaced by one NUL byte each, looking only where a digit,
+    a dot and a digit meet."""
+    digits = raw.translate(_DIGIT_MAP)
+    parts: list[bytes] = []
+    last = 0
+    at = digits.find(b"0.0")
+    while at >= 0:
+        m = _KEY_IP.search(raw, max(last, at - 3))  # an address starts at most 3 bytes before its first `d.d`
+        if m is None:
+            break
+        parts += (raw[last : m.start()], b"\x00")
+        last = m.end()
+        at = digits.find(b"0.0", last)
+    if not parts:
+        return raw
+    parts.append(raw[last:])
+    return b"".join(parts)
 
 
 def record_key(raw: bytes) -> bytes:
-    """The memo key of a record: its bytes with the leading timestamp and the ids (`_KEY_ID`) cut out."""
+    """The memo key of a record: its bytes with the leading timestamp, the ids and client addresses cut out."""
     m = _KEY_TS.search(raw, 0, _KEY_TS_WITHIN)
     if m:
         raw = raw[: m.start()] + b"\x00" + raw[m.end() :]
-    if (
-        _HEX_RUN in raw.translate(_HEX_MAP)
-        or b"0.0.0" in raw.translate(_DIGIT_MAP)
-        or b"req_" in raw
-        or b"chatcmpl-" in raw
-    ):
-        raw = _KEY_ID.sub(b"\x00", raw)
-    return raw
+    at = raw.translate(_HEX_MAP).find(_HEX_RUN)  # an id starts where its run of hex characters does
+    for prefix in (b"req_", b"chatcmpl-"):
+        p = raw.find(prefix)
+        if p >= 0 and (at < 0 or p < at):
+            at = p
+    if at >= 0:
+        raw = _blank(raw, _KEY_ID, at)
+    return _blank_addresses(raw)
 
 
 MEMO_ENTRIES = 4096
