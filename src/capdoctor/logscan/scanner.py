@@ -402,17 +402,19 @@ def _blank(raw: bytes, rx: re.Pattern[bytes], pos: int) -> bytes:
     return b"".join(parts)
 
 
-def _blank_addresses(raw: bytes) -> bytes:
-    """`raw` with its client addresses (`_KEY_IP`) replaced by one NUL byte each, looking only where a digit,
-    a dot and a digit meet."""
-    digits = raw.translate(_DIGIT_MAP)
+def _blank_addresses(raw: bytes, digits: bytes) -> bytes:
+    """`raw` with its client addresses (`_KEY_IP`) replaced by one NUL byte each, trying the regex only where
+    a digit, a dot and a digit meet (`digits` is `raw` through `_DIGIT_MAP`)."""
     parts: list[bytes] = []
     last = 0
     at = digits.find(b"0.0")
     while at >= 0:
+        if digits.count(b".", at, at + 13) < 3:  # a dotted quad has all three dots within 13 bytes of its first
+            at = digits.find(b"0.0", at + 1)  # `d.d` (`HTTP/1.1` has one): no regex there
+            continue
         m = _KEY_IP.search(raw, max(last, at - 3))  # an address starts at most 3 bytes before its first `d.d`
         if m is None:
-            break
+            break  # none from here to the end
         parts += (raw[last : m.start()], b"\x00")
         last = m.end()
         at = digits.find(b"0.0", last)
@@ -424,9 +426,13 @@ def _blank_addresses(raw: bytes) -> bytes:
 
 def record_key(raw: bytes) -> bytes:
     """The memo key of a record: its bytes with the leading timestamp, the ids and client addresses cut out."""
-    m = _KEY_TS.search(raw, 0, _KEY_TS_WITHIN)
-    if m:
-        raw = raw[: m.start()] + b"\x00" + raw[m.end() :]
+    digits = raw.translate(_DIGIT_MAP)
+    head = digits[:_KEY_TS_WITHIN]
+    if b"00:00" in head or b"0000000000" in head:  # every _KEY_TS shape has a time of day or ten digits
+        m = _KEY_TS.search(raw, 0, _KEY_TS_WITHIN)
+        if m:
+            raw = raw[: m.start()] + b"\x00" + raw[m.end() :]
+            digits = raw.translate(_DIGIT_MAP)
     at = raw.translate(_HEX_MAP).find(_HEX_RUN)  # an id starts where its run of hex characters does
     for prefix in (b"req_", b"chatcmpl-"):
         p = raw.find(prefix)
@@ -434,7 +440,8 @@ def record_key(raw: bytes) -> bytes:
             at = p
     if at >= 0:
         raw = _blank(raw, _KEY_ID, at)
-    return _blank_addresses(raw)
+        digits = raw.translate(_DIGIT_MAP)
+    return _blank_addresses(raw, digits)
 
 
 MEMO_ENTRIES = 4096
