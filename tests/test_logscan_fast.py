@@ -246,3 +246,11 @@ def test_provider_hint_by_words_equals_the_regexes() -> None:
     for text in texts + [t.upper() for t in texts]:
         want = next((name for name, rx in scanner.provider_hints() if rx.search(text)), None)
         assert scanner.provider_hint(text) == want, text
+
+
+def test_retried_shortcut_equals_the_regex() -> None:
+    """`retried` says what `_RETRY` says, on every example and corpus text and on retry wordings."""
+    texts = _examples() + _corpus_texts()
+    texts += ["Retrying in 2s", "RECONNECTING...", "attempt 3/5", "AttemptNumber=2", "retried 4 times", "x"]
+    for text in texts + [t.upper() for t in texts]:
+        assert scanner.retried(text) == bool(scanner._RETRY.search(text)), text

@@ -348,6 +348,16 @@ def record_status(text: str, hit: StatusHit | None) -> int:
     return status or 0
 
 
+def retried(text: str) -> bool:
+    """Whether a record says the client retried (`_RETRY`); on ASCII text the regex runs only when one of the
+    words every alternative contains is there (a case-folded substring test costs a fraction of it)."""
+    if text.isascii():
+        lower = text.lower()
+        if "retr" not in lower and "reconnect" not in lower and "attempt" not in lower:
+            return False
+    return bool(_RETRY.search(text))
+
+
 def judge(text: str, ids: Collection[int]) -> Facts:
     """Classify one record (origin "log") with the literal ids the prefilter found in it, and read what
     follows from its words; every row the ids cannot trigger is skipped (`Engine.evaluate`)."""
@@ -362,7 +372,7 @@ def judge(text: str, ids: Collection[int]) -> Facts:
         tuple(matches),
         providers,
         record_status(text, hit),
-        bool(_RETRY.search(text)),
+        retried(text),
         find_model(text),
         bool(find_request_ids(text)),
     )
