@@ -254,3 +254,21 @@ def test_retried_shortcut_equals_the_regex() -> None:
     texts += ["Retrying in 2s", "RECONNECTING...", "attempt 3/5", "AttemptNumber=2", "retried 4 times", "x"]
     for text in texts + [t.upper() for t in texts]:
         assert scanner.retried(text) == bool(scanner._RETRY.search(text)), text
+
+
+def test_huge_line_split_over_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line without a newline crossing every byte range is scanned once, by the range it starts in; the
+    others find no line of their own and stop at their end (they do not read the rest of the file)."""
+    filler = b"retry account daily proxy 404 token timeout " * 2000
+    data = filler + b" Error code: 429 rate_limit_exceeded " + filler * 3 + b" Error code: 429 rate_limit_exceeded "
+    path = tmp_path / "huge.log"
+    path.write_bytes(data)
+    assert scanner._aligned_start(str(path), 1000, 5000) == 5000  # no newline in the range
+    from capdoctor.logscan import sources
+
+    srcs, _ = sources.expand([str(path)])
+    serial = scanner.scan(srcs, ScanOptions(now=NOW, workers=1))
+    monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(scanner, "CARRY_CAP", 4096)
+    parallel = scanner.scan(srcs, ScanOptions(now=NOW, workers=3, chunk_bytes=8192))
+    assert _counts(parallel) == _counts(serial) and sum(_counts(serial).values()) == 2

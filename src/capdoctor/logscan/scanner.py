@@ -794,14 +794,16 @@ def scan_bytes(data: bytes, name: str = "<text>", options: ScanOptions | None = 
     return res
 
 
-def _aligned_start(path: str, start: int) -> int:
-    """The offset of the first line that starts at or after `start` (the file size if there is none)."""
+def _aligned_start(path: str, start: int, stop: int | None = None) -> int:
+    """The offset of the first line that starts at or after `start` (the file size if there is none); with
+    `stop`, `stop` when none starts before it: the range holds no line of its own (a huge line crosses it, and
+    the range where that line starts scans it), so it is not read to its end looking for one."""
     if start == 0:
         return 0
     with open(path, "rb") as fh:
         fh.seek(start - 1)
         pos = start - 1
-        while True:
+        while stop is None or pos < stop:
             piece = fh.read(65536)
             if not piece:
                 return pos
@@ -809,6 +811,7 @@ def _aligned_start(path: str, start: int) -> int:
             if nl >= 0:
                 return pos + nl + 1
             pos += len(piece)
+        return stop
 
 
 def _scan_range_worker(args: tuple[str, int, int, ScanOptions]) -> ScanResult:
@@ -819,7 +822,7 @@ def _scan_range_worker(args: tuple[str, int, int, ScanOptions]) -> ScanResult:
     res.engine = pf.name
     scanner = _FileScanner(pf, opts, path, res)
     try:
-        begin = _aligned_start(path, start)
+        begin = _aligned_start(path, start, stop)
         if begin < stop:
             reader = src.open_reader(src.Source(path), start=begin, limit=stop - begin)
             scanner.run(reader, base=begin)
