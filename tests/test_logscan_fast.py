@@ -272,3 +272,20 @@ def test_huge_line_split_over_workers(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(scanner, "CARRY_CAP", 4096)
     parallel = scanner.scan(srcs, ScanOptions(now=NOW, workers=3, chunk_bytes=8192))
     assert _counts(parallel) == _counts(serial) and sum(_counts(serial).values()) == 2
+
+
+def test_memo_lookup_by_the_bytes_after_the_timestamp() -> None:
+    """A record that is its timestamp plus words with nothing else to leave out is found by those words; its
+    key is what `record_key` gives. One with an id is found through the key (the ids differ between repeats)."""
+    memo = RecordMemo()
+    facts = Facts("t", (), (), 0, False)
+    one = b"2026-11-29T10:00:00.123Z ERROR Error code: 529 overloaded"
+    two = b"2026-11-30T11:00:00.999Z ERROR Error code: 529 overloaded"
+    key, found = memo.lookup(one)
+    assert found is None and key == record_key(one)
+    memo.put(key, facts, one)
+    assert memo.lookup(two) == (record_key(two), facts)
+    with_id = one + b" request_id=req_011CSHgkd83jdk3abc"
+    key, found = memo.lookup(with_id)
+    memo.put(key, facts, with_id)
+    assert memo.lookup(two + b" request_id=req_99ZZZZZZZZZZZZZZZZZZ") == (key, facts)

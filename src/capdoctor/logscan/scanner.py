@@ -468,11 +468,38 @@ class RecordMemo:
         self.entries = MEMO_ENTRIES if entries is None else entries
         self.key_bytes = MEMO_KEY_BYTES if key_bytes is None else key_bytes
         self._data: OrderedDict[bytes, Facts] = OrderedDict()
+        self._exact: dict[bytes, Facts] = {}
+        """Facts by the record's bytes after a timestamp at its very start, for records with nothing else to
+        leave out of the key (no id, no address): found without computing the key. Emptied when full."""
         self.hits = 0
         self.misses = 0
 
     def __len__(self) -> int:
         return len(self._data)
+
+    def lookup(self, raw: bytes) -> tuple[bytes, Facts | None]:
+        """The key of the record `raw` (`record_key`) and the facts remembered for it, or None (a miss).
+
+        A record that starts with its timestamp is first looked up by the bytes after it: when the rest held
+        nothing to leave out, its key is those bytes behind one NUL, and the key need not be computed."""
+        m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN)
+        rest = raw[m.end() :] if m is not None else None
+        if rest is not None:
+            facts = self._exact.get(rest)
+            if facts is not None:
+                self.hits += 1
+                return b"\x00" + rest, facts
+        key = record_key(raw)
+        facts = self.get(key)
+        if facts is not None and rest is not None:
+            self._remember_exact(key, rest, facts)
+        return key, facts
+
+    def _remember_exact(self, key: bytes, rest: bytes, facts: Facts) -> None:
+        if len(key) == len(rest) + 1 and key[1:] == rest and len(key) <= self.key_bytes:
+            if len(self._exact) >= self.entries:
+                self._exact.clear()
+            self._exact[rest] = facts
 
     def get(self, key: bytes) -> Facts | None:
         """The facts judged for `key`, or None (counted as a miss)."""
@@ -484,10 +511,15 @@ class RecordMemo:
         self._data.move_to_end(key)
         return facts
 
-    def put(self, key: bytes, facts: Facts) -> None:
-        """Remember `facts` for `key` (not when the key is too long), evicting the least recently used."""
+    def put(self, key: bytes, facts: Facts, raw: bytes | None = None) -> None:
+        """Remember `facts` for `key` (not when the key is too long), evicting the least recently used; `raw`,
+        the record, lets a record whose key is only its timestamp left out be found by its bytes (`lookup`)."""
         if len(key) > self.key_bytes:
             return
+        if raw is not None:
+            m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN)
+            if m is not None:
+                self._remember_exact(key, raw[m.end() :], facts)
         self._data[key] = facts
         if len(self._data) > self.entries:
             self._data.popitem(last=False)
@@ -626,7 +658,7 @@ class _FileScanner:
             records.setdefault(head, []).append((ls, le))
             last_end = le
         counted_to, count = 0, 0
-        memo_get = self.memo.get
+        memo_lookup = self.memo.lookup
         for head in sorted(records):
             spans = records[head]
             count += buf.count(b"\n", counted_to, head)
@@ -637,8 +669,7 @@ class _FileScanner:
             facts: Facts | None = None
             if end - head <= RECORD_CHARS:
                 raw = bytes(buf[head:end])
-                key = record_key(raw)
-                facts = memo_get(key)
+                key, facts = memo_lookup(raw)
                 if facts is not None and not facts.matches:
                     continue  # a candidate line judged before as no error (an access log's 404): done
             self._record(buf, cut, head, spans, base, line_base + count + 1, ends, ids, raw, key, facts)
@@ -696,7 +727,7 @@ class _FileScanner:
                 lits = classifier().literal_ids(text)
             facts = judge(text, lits)
             if key is not None:
-                self.memo.put(key, facts)
+                self.memo.put(key, facts, raw)
         if not facts.matches:
             return
         text = text or raw.decode("utf-8", "replace")
