@@ -651,10 +651,11 @@ class _FileScanner:
                 last_end = we
                 continue
             head = ls
-            for _ in range(CONT_LINES):
-                if head == 0 or buf[head] in _NOT_CONT_FIRST or not _is_continuation(_line_at(buf, head, cut)):
-                    break
-                head = buf.rfind(b"\n", 0, head - 1) + 1
+            if head and buf[head] not in _NOT_CONT_FIRST:  # the common line is no continuation: no loop set up
+                for _ in range(CONT_LINES):
+                    if head == 0 or buf[head] in _NOT_CONT_FIRST or not _is_continuation(_line_at(buf, head, cut)):
+                        break
+                    head = buf.rfind(b"\n", 0, head - 1) + 1
             records.setdefault(head, []).append((ls, le))
             last_end = le
         counted_to, count = 0, 0
