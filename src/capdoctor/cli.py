@@ -36,40 +36,25 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-Provider = Annotated[
-    str | None,
-    typer.Option(
-        click_type=choices.providers(),
-        rich_help_panel="Target",
-        help="The provider's API (other spellings such as claude or ollama are accepted).",
-    ),
-]
-BaseUrl = Annotated[
-    str | None, typer.Option("--base-url", help="What the provider's SDK takes as base URL.", rich_help_panel="Target")
-]
+Provider = Annotated[str | None, typer.Option(click_type=choices.providers(), rich_help_panel="Target",
+                                              help="The provider's API (other spellings such as claude or ollama "
+                                                   "are accepted).")]
+BaseUrl = Annotated[str | None, typer.Option("--base-url", help="What the provider's SDK takes as base URL.",
+                                             rich_help_panel="Target")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="The model your client uses.", rich_help_panel="Target")]
-AltModels = Annotated[
-    list[str] | None,
-    typer.Option("--alt-model", help="An alternative model to try (repeatable).", rich_help_panel="Target"),
-]
-KeyEnv = Annotated[
-    str | None,
-    typer.Option("--api-key-env", help="The NAME of the variable holding the key.", rich_help_panel="Target"),
-]
-LogOpt = Annotated[
-    list[Path] | None, typer.Option("--log", help=help_for("logs") + " Repeatable.", rich_help_panel="Target")
-]
+AltModels = Annotated[list[str] | None, typer.Option("--alt-model", help="An alternative model to try (repeatable).",
+                                                     rich_help_panel="Target")]
+KeyEnv = Annotated[str | None, typer.Option("--api-key-env", help="The NAME of the variable holding the key.",
+                                            rich_help_panel="Target")]
+LogOpt = Annotated[list[Path] | None, typer.Option("--log", help=help_for("logs") + " Repeatable.",
+                                                   rich_help_panel="Target")]
 Timeout = Annotated[str | None, typer.Option("--timeout", metavar="SECONDS", help=help_for("timeout"))]
 Only = Annotated[list[str] | None, typer.Option("--only", help="Run only these check ids (comma list).")]
 Skip = Annotated[list[str] | None, typer.Option("--skip", help="Skip these check ids (comma list).")]
 NoInference = Annotated[bool, typer.Option("--no-inference", help="Only calls that spend no tokens.")]
 JsonOut = Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout, nothing else.")]
-ReportOut = Annotated[
-    Path | None,
-    typer.Option(
-        "--report", help="Also write the report: .md, .json or .html; - prints the Markdown ticket on stdout."
-    ),
-]
+ReportOut = Annotated[Path | None, typer.Option("--report", help="Also write the report: .md, .json or .html; "
+                                                                  "- prints the Markdown ticket on stdout.")]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Show every finding and detail.")]
 Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict line.")]
 NoColor = Annotated[bool, typer.Option("--no-color", help="No colour (NO_COLOR and FORCE_COLOR are honoured too).")]
@@ -99,39 +84,22 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
 ) -> None:
     """capdoctor runs the triage a seasoned engineer would, cheap to expensive, and names the cause."""
 
 
-def _flags(
-    provider: str | None,
-    base_url: str | None,
-    model: str | None,
-    alt_models: list[str] | None,
-    api_key_env: str | None,
-    logs: list[Path] | None,
-) -> Any:
+def _flags(provider: str | None, base_url: str | None, model: str | None, alt_models: list[str] | None,
+           api_key_env: str | None, logs: list[Path] | None) -> Any:
     from capdoctor.discovery import DiscoveryFlags
 
-    return DiscoveryFlags(
-        provider=provider,
-        base_url=base_url,
-        model=model,
-        alt_models=tuple(alt_models or ()),
-        api_key_env=api_key_env,
-        logs=tuple(logs or ()),
-    )
+    return DiscoveryFlags(provider=provider, base_url=base_url, model=model, alt_models=tuple(alt_models or ()),
+                          api_key_env=api_key_env, logs=tuple(logs or ()))
 
 
-def _option_flags(
-    timeout: str | None = None,
-    since: str | None = None,
-    reference_url: str | None = None,
-    logs: list[Path] | None = None,
-) -> dict[str, Any]:
+def _option_flags(timeout: str | None = None, since: str | None = None, reference_url: str | None = None,
+                  logs: list[Path] | None = None) -> dict[str, Any]:
     """The flags that set options, by option name (see `capdoctor.options`)."""
     return {"timeout": timeout, "since": since, "reference_url": reference_url, "logs": [str(p) for p in logs or ()]}
 
@@ -189,11 +157,8 @@ def _run(request: Any, view: View, header: str) -> int:
         return redact_text(text, [s for s in secrets if s], str(request.home))
 
     header = scrub(header)  # a base URL can carry credentials
-    progress = (
-        terminal.Checklist(checks, console, header, ascii_only, scrub, live=consoles.is_tty(sys.stdout))
-        if view.human and not view.quiet
-        else None
-    )
+    progress = terminal.Checklist(checks, console, header, ascii_only, scrub, live=consoles.is_tty(sys.stdout)) \
+        if view.human and not view.quiet else None
     with progress or nullcontext():
         outcome = engine.diagnose(request, progress)
     if view.json_out:
@@ -222,30 +187,13 @@ def _view(json_out: bool, report: Path | None, verbose: bool, quiet: bool, no_co
     return View(json_out, report, verbose, quiet, no_color)
 
 
-def _request(
-    target: Any,
-    options: Any,
-    only: list[str] | None,
-    skip: list[str] | None,
-    no_inference: bool,
-    verbose: bool,
-    started: float | None,
-) -> Any:
+def _request(target: Any, options: Any, only: list[str] | None, skip: list[str] | None, no_inference: bool,
+             verbose: bool, started: float | None) -> Any:
     from capdoctor.engine import RunRequest
 
-    return RunRequest(
-        target=target,
-        env=dict(os.environ),
-        home=Path.home(),
-        cwd=Path.cwd(),
-        timeout=options["timeout"],
-        only=only,
-        skip=skip,
-        no_inference=no_inference,
-        verbose=verbose,
-        options=options,
-        started=started,
-    )
+    return RunRequest(target=target, env=dict(os.environ), home=Path.home(), cwd=Path.cwd(),
+                      timeout=options["timeout"], only=only, skip=skip, no_inference=no_inference, verbose=verbose,
+                      options=options, started=started)
 
 
 def _validate(only: list[str] | None, skip: list[str] | None) -> None:
@@ -270,74 +218,39 @@ def checks_cmd(json_out: JsonOut = False, no_color: NoColor = False) -> None:
 
 
 @app.command("diagnose")
-def diagnose_cmd(
-    provider: Provider = None,
-    base_url: BaseUrl = None,
-    model: ModelOpt = None,
-    alt_model: AltModels = None,
-    api_key_env: KeyEnv = None,
-    log: LogOpt = None,
-    timeout: Timeout = None,
-    only: Only = None,
-    skip: Skip = None,
-    no_inference: NoInference = False,
-    json_out: JsonOut = False,
-    report: ReportOut = None,
-    verbose: Verbose = False,
-    reference_url: RefUrl = None,
-    since: Since = None,
-    quiet: Quiet = False,
-    no_color: NoColor = False,
-) -> None:
+def diagnose_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
+                 alt_model: AltModels = None, api_key_env: KeyEnv = None, log: LogOpt = None,
+                 timeout: Timeout = None, only: Only = None, skip: Skip = None, no_inference: NoInference = False,
+                 json_out: JsonOut = False, report: ReportOut = None, verbose: Verbose = False,
+                 reference_url: RefUrl = None, since: Since = None, quiet: Quiet = False,
+                 no_color: NoColor = False) -> None:
     """Run every check, staged cheap to expensive, then print the verdict."""
     _validate(only, skip)
-    target, options = _setup(
-        _flags(provider, base_url, model, alt_model, api_key_env, log),
-        _option_flags(timeout, since, reference_url, log),
-    )
+    target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, log),
+                             _option_flags(timeout, since, reference_url, log))
     request = _request(target, options, only, skip, no_inference, verbose, _started())
     raise typer.Exit(_run(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
 
 
 @app.command("check")
-def check_cmd(
-    check_id: Annotated[str, typer.Argument(metavar="ID", help="A check id (see `capdoctor checks`).")],
-    provider: Provider = None,
-    base_url: BaseUrl = None,
-    model: ModelOpt = None,
-    alt_model: AltModels = None,
-    api_key_env: KeyEnv = None,
-    log: LogOpt = None,
-    timeout: Timeout = None,
-    no_inference: NoInference = False,
-    json_out: JsonOut = False,
-    report: ReportOut = None,
-    verbose: Verbose = False,
-    reference_url: RefUrl = None,
-    since: Since = None,
-    quiet: Quiet = False,
-    no_color: NoColor = False,
-) -> None:
+def check_cmd(check_id: Annotated[str, typer.Argument(metavar="ID", help="A check id (see `capdoctor checks`).")],
+              provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
+              alt_model: AltModels = None, api_key_env: KeyEnv = None, log: LogOpt = None,
+              timeout: Timeout = None, no_inference: NoInference = False, json_out: JsonOut = False,
+              report: ReportOut = None, verbose: Verbose = False, reference_url: RefUrl = None,
+              since: Since = None, quiet: Quiet = False, no_color: NoColor = False) -> None:
     """Run one check (and the verdict over it)."""
     _validate([check_id], None)
-    target, options = _setup(
-        _flags(provider, base_url, model, alt_model, api_key_env, log),
-        _option_flags(timeout, since, reference_url, log),
-    )
+    target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, log),
+                             _option_flags(timeout, since, reference_url, log))
     request = _request(target, options, [check_id], None, no_inference, verbose, _started())
     raise typer.Exit(_run(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
 
 
 @app.command("demo")
-def demo_cmd(
-    scenario: Scenario = "capacity",
-    timeout: Timeout = None,
-    json_out: JsonOut = False,
-    report: ReportOut = None,
-    verbose: Verbose = False,
-    quiet: Quiet = False,
-    no_color: NoColor = False,
-) -> None:
+def demo_cmd(scenario: Scenario = "capacity", timeout: Timeout = None, json_out: JsonOut = False,
+             report: ReportOut = None, verbose: Verbose = False, quiet: Quiet = False,
+             no_color: NoColor = False) -> None:
     """Start the simulator on a free loopback port and diagnose against it (a self-test: exit 0 when right)."""
     from capdoctor.demo import run_demo
     from capdoctor.options import flag_layer, resolve
@@ -348,16 +261,11 @@ def demo_cmd(
 
 
 @app.command("simulate")
-def simulate_cmd(
-    scenario: Scenario = "capacity",
-    host: Annotated[
-        str,
-        typer.Option(
-            help="Address to bind (loopback by default; anything else exposes the simulator to your network)."
-        ),
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port (0 picks a free one).", min=0, max=65535)] = 0,
-) -> None:
+def simulate_cmd(scenario: Scenario = "capacity",
+                 host: Annotated[str, typer.Option(help="Address to bind (loopback by default; anything else "
+                                                        "exposes the simulator to your network).")] = "127.0.0.1",
+                 port: Annotated[int, typer.Option(help="Port (0 picks a free one).", min=0, max=65535)] = 0,
+                 ) -> None:
     """Serve the provider simulator until Ctrl-C: point your own retry/fallback code at it."""
     from capdoctor.demo import scenario_or_error
     from capdoctor.hosts import is_loopback_host
@@ -365,24 +273,15 @@ def simulate_cmd(
 
     scenario_or_error(scenario)
     if not is_loopback_host(host):
-        print(
-            f"capdoctor: warning: --host {host} is not a loopback address: anyone who can reach this machine "
-            "can use the simulator",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(f"capdoctor: warning: --host {host} is not a loopback address: anyone who can reach this machine "
+              "can use the simulator", file=sys.stderr, flush=True)
     serve(scenario, host, port, lambda line: print(line, flush=True))
 
 
 @app.command("config")
-def config_cmd(
-    provider: Provider = None,
-    base_url: BaseUrl = None,
-    model: ModelOpt = None,
-    alt_model: AltModels = None,
-    api_key_env: KeyEnv = None,
-    json_out: JsonOut = False,
-) -> None:
+def config_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
+               alt_model: AltModels = None, api_key_env: KeyEnv = None,
+               json_out: JsonOut = False) -> None:
     """Show the target and the options as discovered, with where each value came from (secrets redacted)."""
     from capdoctor.demo import print_config
 
@@ -390,81 +289,43 @@ def config_cmd(
     raise typer.Exit(print_config(target, options, json_out))
 
 
-FormatOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--format", help="litellm, codex, claude-code, openai-python, anthropic-python or env (default: your client's)."
-    ),
-]
-FromReport = Annotated[
-    Path | None,
-    typer.Option(
-        "--from-report", help="Build from a saved JSON report (diagnose --json / --report x.json): sends nothing."
-    ),
-]
-WriteOpt = Annotated[
-    Path | None,
-    typer.Option("--write", help="Write to this file instead of stdout (an existing file only with --merge)."),
-]
-MergeOpt = Annotated[
-    bool,
-    typer.Option(
-        "--merge", help="Merge into the existing --write file, keeping its other keys and comments (diff shown)."
-    ),
-]
+FormatOpt = Annotated[str | None, typer.Option(
+    "--format", help="litellm, codex, claude-code, openai-python, anthropic-python or env (default: your client's).")]
+FromReport = Annotated[Path | None, typer.Option(
+    "--from-report", help="Build from a saved JSON report (diagnose --json / --report x.json): sends nothing.")]
+WriteOpt = Annotated[Path | None, typer.Option(
+    "--write", help="Write to this file instead of stdout (an existing file only with --merge).")]
+MergeOpt = Annotated[bool, typer.Option(
+    "--merge", help="Merge into the existing --write file, keeping its other keys and comments (diff shown).")]
 
 
 @app.command("fallback")
-def fallback_cmd(
-    provider: Provider = None,
-    base_url: BaseUrl = None,
-    model: ModelOpt = None,
-    alt_model: AltModels = None,
-    api_key_env: KeyEnv = None,
-    from_report: FromReport = None,
-    fmt: FormatOpt = None,
-    write: WriteOpt = None,
-    merge: MergeOpt = False,
-    timeout: Timeout = None,
-    report: ReportOut = None,
-) -> None:
+def fallback_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
+                 alt_model: AltModels = None, api_key_env: KeyEnv = None, from_report: FromReport = None,
+                 fmt: FormatOpt = None, write: WriteOpt = None, merge: MergeOpt = False, timeout: Timeout = None,
+                 report: ReportOut = None) -> None:
     """Turn the models that answered into a fallback pool and retry policy your client loads."""
     from capdoctor.fallback.command import FallbackOptions, run
 
-    given = {
-        "--provider": provider,
-        "--base-url": base_url,
-        "--model": model,
-        "--alt-model": alt_model,
-        "--api-key-env": api_key_env,
-    }
+    given = {"--provider": provider, "--base-url": base_url, "--model": model, "--alt-model": alt_model,
+             "--api-key-env": api_key_env}
     opts = FallbackOptions(fmt, from_report, write, merge, report, tuple(k for k, v in given.items() if v))
 
     def live() -> Any:
-        target, options = _setup(
-            _flags(provider, base_url, model, alt_model, api_key_env, None), _option_flags(timeout)
-        )
+        target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, None),
+                                 _option_flags(timeout))
         return _request(target, options, ["models"], None, False, False, _started())
 
     raise typer.Exit(run(opts, live, sys.stdout, sys.stderr, dict(os.environ), str(Path.home())))
 
 
 @app.command("logs")
-def logs_cmd(
-    paths: Annotated[
-        list[str] | None,
-        typer.Argument(help="Files, folders (recursive), .gz/.zst, or - for stdin; none: discover the clients' logs."),
-    ] = None,
-    json_out: JsonOut = False,
-    since: Since = None,
-    verbose: Verbose = False,
-    into: Annotated[
-        Path | None,
-        typer.Option(
-            "--into", metavar="DB", help="Also add the dated errors to this history database (see `capdoctor history`)."
-        ),
-    ] = None,
-) -> None:
+def logs_cmd(paths: Annotated[list[str] | None, typer.Argument(
+                 help="Files, folders (recursive), .gz/.zst, or - for stdin; none: discover the clients' logs.")]
+             = None, json_out: JsonOut = False, since: Since = None, verbose: Verbose = False,
+             into: Annotated[Path | None, typer.Option("--into", metavar="DB",
+                                                       help="Also add the dated errors to this history database "
+                                                            "(see `capdoctor history`).")] = None) -> None:
     """Scan logs for known failure signatures and judge the cause from them."""
     from capdoctor.logs import logs_command
 
@@ -472,56 +333,39 @@ def logs_cmd(
     raise typer.Exit(logs_command(paths or [], json_out, options["since"], verbose, sys.stdout, sys.stderr, into))
 
 
-DbOpt = Annotated[
-    Path | None,
-    typer.Option("--db", help="The history database (default: history.sqlite3 in capdoctor's user data folder)."),
-]
+DbOpt = Annotated[Path | None, typer.Option("--db", help="The history database (default: history.sqlite3 in "
+                                                         "capdoctor's user data folder).")]
 
 
 @app.command("watch")
-def watch_cmd(
-    provider: Provider = None,
-    base_url: BaseUrl = None,
-    model: ModelOpt = None,
-    alt_model: AltModels = None,
-    api_key_env: KeyEnv = None,
-    timeout: Annotated[
-        str | None, typer.Option("--timeout", metavar="SECONDS", help="Deadline of each round in seconds.")
-    ] = None,
-    no_inference: NoInference = False,
-    reference_url: RefUrl = None,
-    interval: Annotated[
-        str | None, typer.Option("--interval", metavar="SECONDS", help=help_for("watch.interval_s"))
-    ] = None,
-    count: Annotated[int | None, typer.Option(help="Stop after N rounds (default: until stopped).", min=1)] = None,
-    db: DbOpt = None,
-    retention: Annotated[
-        str | None, typer.Option("--retention", metavar="DAYS", help=help_for("watch.retention_days"))
-    ] = None,
-    metrics_port: Annotated[
-        int | None, typer.Option(help="Serve Prometheus metrics on this port.", min=1, max=65535)
-    ] = None,
-    metrics_host: Annotated[str, typer.Option(help="Address /metrics listens on (loopback by default).")] = "127.0.0.1",
-    textfile: Annotated[
-        Path | None,
-        typer.Option(help="Also write the metrics to this node_exporter textfile (.prom) after each round."),
-    ] = None,
-) -> None:
+def watch_cmd(provider: Provider = None, base_url: BaseUrl = None, model: ModelOpt = None,
+              alt_model: AltModels = None, api_key_env: KeyEnv = None,
+              timeout: Annotated[str | None, typer.Option("--timeout", metavar="SECONDS",
+                                                          help="Deadline of each round in seconds.")] = None,
+              no_inference: NoInference = False, reference_url: RefUrl = None,
+              interval: Annotated[str | None, typer.Option("--interval", metavar="SECONDS",
+                                                           help=help_for("watch.interval_s"))] = None,
+              count: Annotated[int | None, typer.Option(help="Stop after N rounds (default: until stopped).",
+                                                        min=1)] = None,
+              db: DbOpt = None,
+              retention: Annotated[str | None, typer.Option("--retention", metavar="DAYS",
+                                                            help=help_for("watch.retention_days"))] = None,
+              metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on this port.",
+                                                               min=1, max=65535)] = None,
+              metrics_host: Annotated[str, typer.Option(help="Address /metrics listens on (loopback by default).")]
+              = "127.0.0.1",
+              textfile: Annotated[Path | None, typer.Option(help="Also write the metrics to this node_exporter "
+                                                                 "textfile (.prom) after each round.")] = None,
+              ) -> None:
     """Every --interval seconds, run the cheap checks, record the round in the history, export metrics."""
     from capdoctor.watch.command import WatchSettings, watch_command
 
-    target, options = _setup(
-        _flags(provider, base_url, model, alt_model, api_key_env, None),
-        {
-            **_option_flags(timeout, None, reference_url),
-            "watch.interval_s": interval,
-            "watch.retention_days": retention,
-        },
-    )
+    target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, None),
+                             {**_option_flags(timeout, None, reference_url), "watch.interval_s": interval,
+                              "watch.retention_days": retention})
     request = _request(target, options, None, None, no_inference, False, None)  # each round has its own clock
-    settings = WatchSettings(
-        options["watch.interval_s"], count, db, options["watch.retention_days"], metrics_port, metrics_host, textfile
-    )
+    settings = WatchSettings(options["watch.interval_s"], count, db, options["watch.retention_days"], metrics_port,
+                             metrics_host, textfile)
     raise typer.Exit(watch_command(request, settings, sys.stdout, sys.stderr))
 
 
@@ -537,14 +381,9 @@ def history_cmd(db: DbOpt = None, since: Since = None, json_out: JsonOut = False
 
 
 @app.command("explain")
-def explain_cmd(
-    text: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="[TEXT]...", help="The error text (quote it); - or none with a pipe: read stdin."),
-    ] = None,
-    json_out: JsonOut = False,
-    verbose: Verbose = False,
-) -> None:
+def explain_cmd(text: Annotated[list[str] | None, typer.Argument(
+                    metavar="[TEXT]...", help="The error text (quote it); - or none with a pipe: read stdin.")] = None,
+                json_out: JsonOut = False, verbose: Verbose = False) -> None:
     """Name the cause of an error text you paste: the words that decided, how sure, and what to do."""
     from capdoctor import exitcodes
     from capdoctor.explain import explain, read_text, to_json
@@ -600,10 +439,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if os.environ.get("CAPDOCTOR_DEBUG"):
             raise
-        _say(
-            f"capdoctor: internal error: {type(exc).__name__}: {exc} "
-            "(please report; set CAPDOCTOR_DEBUG=1 for a traceback)"
-        )
+        _say(f"capdoctor: internal error: {type(exc).__name__}: {exc} "
+             "(please report; set CAPDOCTOR_DEBUG=1 for a traceback)")
         code = ExitCode.INTERNAL
     if code == INTERRUPTED:  # typer turns Ctrl-C into a quiet exit 130; older releases raise Abort
         _say("capdoctor: interrupted")
