@@ -22,24 +22,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from logscan import NORMAL
-
-ORDINARY = (
-    '{ip} - - [30/Nov/2026:10:{m:02d}:00 +0000] "GET /static/app.{n}.js HTTP/1.1" 404 153 "-" "Mozilla/5.0"\n',
-    'INFO:     {ip}:5{n:04d} - "GET /v1/models HTTP/1.1" 404 Not Found\n',
-    '{{"level":"info","ts":"2026-11-30T10:{m:02d}:00Z","method":"POST","path":"/v1/chat/completions",'
-    '"status":200,"duration_ms":{ms},"model":"gpt-5.5","tokens":{n}}}\n',
-    "2026-11-30T10:{m:02d}:00Z INFO  account {n}: daily usage report sent ({ms} requests, 0 errors)\n",
-    "2026-11-30T10:{m:02d}:00Z DEBUG proxy: using HTTPS_PROXY from the environment for api.openai.com\n",
-    "2026-11-30T10:{m:02d}:00Z INFO  token refresh scheduled in {ms} s; model list cached ({n} models)\n",
-    "2026-11-30T10:{m:02d}:00Z DEBUG connection pool: {n} idle connections, timeout={ms}ms, keepalive on\n",
-    "method=GET path=/health status=200 duration={ms}ms request_id=req_{n}\n",
-    "2026-11-30T10:{m:02d}:00Z INFO  retrying in 2s (attempt 1/5) after a slow first byte\n",
-    "2026-11-30T10:{m:02d}:00Z INFO  session {n}: user switched model to claude-sonnet-4-5; cache hit 0.{n}\n",
-)
+from logscan import NORMAL, ORDINARY
 
 
 def lines(n: int, seed: int = 11) -> list[str]:
+    """`n` ordinary lines (bench/logscan.py's background and incident-time words), reproducibly."""
     rng = random.Random(seed)
     pool = NORMAL + ORDINARY
     out = []
@@ -51,6 +38,7 @@ def lines(n: int, seed: int = 11) -> list[str]:
                 n=rng.randrange(1, 99999),
                 m=i % 60,
                 ip=f"10.0.{rng.randrange(255)}.{rng.randrange(255)}",
+                port=rng.randrange(1024, 65536),
             )
         )
     return out

@@ -82,7 +82,7 @@ def test_a_capacity_verdict_is_rarely_wrong() -> None:
 
 def test_logs_reaches_the_same_cause_as_explain(tmp_path: Path) -> None:
     """The same text as a file under `capdoctor logs` (read whole: named files ignore the default window)."""
-    from capdoctor.logscan.command import run_logs
+    from capdoctor.logs import run_logs
 
     disagree = 0
     items = [item for half in cs.HALVES for item in cs.load(half)]

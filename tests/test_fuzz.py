@@ -229,7 +229,7 @@ def test_discovery_over_random_files_raises_only_usage_errors(own: str, codex: s
     )
 )
 def test_log_sources_of_random_bytes(files: list[tuple[str, bytes]]) -> None:
-    from capdoctor.logscan.command import run_logs
+    from capdoctor.logs import run_logs
 
     with tempfile.TemporaryDirectory() as tmp:
         named = []

@@ -16,8 +16,8 @@ import pytest
 from capdoctor.checks.logs import LogsCheck
 from capdoctor.context import Context, Target
 from capdoctor.errors import UsageError
+from capdoctor.logs import logs_command, run_logs
 from capdoctor.logscan import discovery
-from capdoctor.logscan.command import logs_command, run_logs
 from capdoctor.model import Cause, Status, Strength
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)

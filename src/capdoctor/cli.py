@@ -238,7 +238,7 @@ def fallback_cmd(provider: opt.Provider = None, base_url: opt.BaseUrl = None, mo
 def logs_cmd(paths: opt.LogPaths = None, json_out: opt.JsonOut = False, since: opt.Since = None,
              verbose: opt.Verbose = False, into: opt.Into = None) -> None:
     """Scan logs for known failure signatures and judge the cause from them."""
-    from capdoctor.logscan.command import logs_command
+    from capdoctor.logs import logs_command
 
     _, options = _setup(None, _option_flags(since=since))
     raise typer.Exit(logs_command(paths or [], json_out, options["since"], verbose, sys.stdout, sys.stderr, into))

@@ -30,7 +30,7 @@ class LogsCheck(Registered, check_id="logs"):
 
     def run(self, ctx: Context) -> CheckResult:
         """Scan named or discovered logs and return findings that combine with the live checks."""
-        from capdoctor.logscan.command import run_logs
+        from capdoctor.logs import run_logs
 
         paths = [str(p) for p in (ctx.target.logs if ctx.target else ())]
         paths += list(ctx.options["logs"])

@@ -184,9 +184,11 @@ class Engine:
         self.rows: tuple[Signature, ...] = data.rows
         self.by_id: Mapping[str, Signature] = data.by_id
         self._order = {sig.id: i for i, sig in enumerate(data.rows)}
-        text_rows = [r for r in data.rows if r.layer is not Layer.STATUS]
-        self._compiled = tuple(_compile(r) for r in text_rows)
-        self._header_rows = tuple(i for i, c in enumerate(self._compiled) if c.header_re)
+        self._text_rows = tuple(r for r in data.rows if r.layer is not Layer.STATUS)
+        self._compiled: list[_Row | None] = [None] * len(self._text_rows)
+        """Rows are compiled on first use (`_row`): a log with a handful of error kinds, or a process that
+        classifies one probe reply, compiles only the rows its texts can trigger, not all ~180."""
+        self._header_rows = tuple(i for i, r in enumerate(self._text_rows) if r.headers)
         self._names = tuple((n, token_pattern(n.names)) for n in data.status_names)
         self.reader = StatusReader(data.spellings, data.error_words, data.access_line)
         self._local = re.compile(ascii_words(data.local_hints), re.IGNORECASE) if data.local_hints else None
@@ -200,8 +202,8 @@ class Engine:
 
         # The literal table: each literal -> the units (text rows, status names, spellings) it can trigger.
         units: dict[str, list[tuple[str, int]]] = {}
-        for i, c in enumerate(self._compiled):
-            for lit in c.sig.literals + tuple(code.lower() for code in c.sig.codes):
+        for i, sig in enumerate(self._text_rows):
+            for lit in sig.literals + tuple(code.lower() for code in sig.codes):
                 units.setdefault(lit, []).append(("row", i))
         for i, name in enumerate(data.status_names):
             for lit in name.names:
@@ -221,7 +223,22 @@ class Engine:
             tuple(index[lit[:k]] for k in range(1, len(lit) + 1) if lit[:k] in index) for lit in self._literals
         )
         self._index = index
-        self._finder = re.compile("(?=(" + trie_pattern(self._literals) + "))")
+        self._finder_re: re.Pattern[str] | None = None
+
+    def _row(self, i: int) -> _Row:
+        """Text row `i` compiled (once, on first use)."""
+        c = self._compiled[i]
+        if c is None:
+            c = self._compiled[i] = _compile(self._text_rows[i])
+        return c
+
+    @property
+    def _finder(self) -> re.Pattern[str]:
+        """The literal finder of `literal_ids` (compiled on first use: the log scanner gets literal ids from
+        its multi-pattern engine and never needs it)."""
+        if self._finder_re is None:
+            self._finder_re = re.compile("(?=(" + trie_pattern(self._literals) + "))")
+        return self._finder_re
 
     # -------------------------------------------------------------------------------- prefilter interface
     def literals(self) -> tuple[str, ...]:
@@ -233,7 +250,7 @@ class Engine:
         out = []
         for kind, i in self._units[literal_id]:
             if kind == "row":
-                out.append(self._compiled[i].sig.id)
+                out.append(self._text_rows[i].id)
             elif kind == "name":
                 out.append(f"name:{self.tables.status_names[i].id}")
             else:
@@ -285,6 +302,25 @@ class Engine:
         `gated=False` evaluates every row and spelling whatever `ids` says: only tests use it, to prove that
         the literals cover everything the rows can match.
         """
+        return self.evaluate(text, ids, status=status, headers=headers, origin=origin, local=local, gated=gated)[0]
+
+    def evaluate(
+        self,
+        text: str,
+        ids: Collection[int],
+        *,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        origin: str = "log",
+        local: bool | None = None,
+        gated: bool = True,
+    ) -> tuple[list[Match], StatusHit | None]:
+        """`classify_candidates`' matches together with the status it judged (None: no error status), so a
+        caller that also reports the status (the log scanner) reads it once instead of again.
+
+        The status is the caller's when it gave one, else the first spelled one (what `extract_error` falls
+        back to), else the one an exception or status name stands for.
+        """
         if origin not in ORIGINS:
             raise ValueError(f"unknown origin {origin!r} (one of {', '.join(ORIGINS)})")
         text = unescape(text)
@@ -296,7 +332,7 @@ class Engine:
                 for kind, i in self._units[lit]:
                     (rows if kind == "row" else names if kind == "name" else spellings).add(i)
         else:
-            rows = set(range(len(self._compiled)))
+            rows = set(range(len(self._text_rows)))
             names = set(range(len(self._names)))
             spellings = set(range(len(self.tables.spellings)))
         if headers:
@@ -305,7 +341,7 @@ class Engine:
         hit = self._status(text, status, spellings, names)
         found: list[Match] = []
         for i in sorted(rows):
-            m = self._match_row(self._compiled[i], text, status, hit.status if hit else None, headers, origin)
+            m = self._match_row(self._row(i), text, status, hit.status if hit else None, headers, origin)
             if m is not None:
                 found.append(m)
         if hit is not None:
@@ -314,7 +350,7 @@ class Engine:
             if sm is not None:
                 found.append(sm)
         found.sort(key=self._rank)
-        return found
+        return found, hit
 
     def _rank(self, m: Match) -> tuple[int, int, float, int]:
         sig = m.signature

@@ -56,7 +56,9 @@ class StatusReader:
     def __init__(self, spellings: Sequence[Spelling], error_words: str, access_line: str) -> None:
         flags = re.IGNORECASE | re.MULTILINE
         self.spellings = tuple(spellings)
-        self._res = tuple(re.compile(ascii_words(sp.pattern.replace("{s}", STATUS_GROUP)), flags) for sp in spellings)
+        self._flags = flags
+        self._res: list[re.Pattern[str] | None] = [None] * len(self.spellings)
+        """Compiled on first use (`_spelling`): a process reads the few spellings its texts hold."""
         self._error_words = re.compile(ascii_words(error_words), flags) if error_words else None
         self._access_line = re.compile(ascii_words(access_line), re.IGNORECASE) if access_line else None
 
@@ -68,9 +70,10 @@ class StatusReader:
         """
         text = text[:MAX_READ]
         error_word: bool | None = None
-        for i, (sp, rx) in enumerate(zip(self.spellings, self._res, strict=True)):
+        for i, sp in enumerate(self.spellings):
             if ids is not None and i not in ids:
                 continue
+            rx = self._spelling(i)
             for m in rx.finditer(text):
                 if sp.not_after_request and self._after_request(text, m.start()):
                     continue
@@ -81,6 +84,14 @@ class StatusReader:
                         break
                 return StatusHit(int(m.group("s")), sp.id, m.start(), m.end())
         return None
+
+    def _spelling(self, i: int) -> re.Pattern[str]:
+        """Spelling `i` compiled (once)."""
+        rx = self._res[i]
+        if rx is None:
+            pattern = ascii_words(self.spellings[i].pattern.replace("{s}", STATUS_GROUP))
+            rx = self._res[i] = re.compile(pattern, self._flags)
+        return rx
 
     def _after_request(self, text: str, pos: int) -> bool:
         """True when the status at `pos` follows an access log's request line (`"GET /x HTTP/1.1" 404 …`)."""

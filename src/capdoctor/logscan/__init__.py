@@ -3,6 +3,7 @@
 Modules: `sources` (inputs, decompression, skip reasons), `engine` (the one multi-pattern prefilter),
 `timestamps` (time shapes), `scanner` (chunks → records → statistics), `patterns` (hour/day/model/burst/
 retry analysis), `findings` (statistics → findings, verdict and the `capdoctor/logs-v1` JSON),
-`discovery` (where each client keeps its logs) and `command` (`capdoctor logs`). Nothing here is imported
+and `discovery` (where each client keeps its logs). The command glue (`capdoctor logs`, shared with the `logs`
+check) is `capdoctor.logs`; rendering is `capdoctor.render.logs`. Nothing here is imported
 by the CLI at start-up; heavy modules (hyperscan, zstandard) are imported inside functions.
 """

@@ -25,6 +25,11 @@ class Prefilter(Protocol):
         """End offsets (exclusive) of every literal occurrence in `buf`, in any order."""
         ...
 
+    def hits(self, buf: bytes | memoryview) -> tuple[list[int], list[int] | None]:
+        """The end offsets of every literal occurrence in `buf`, ascending, and the literal id of each
+        (aligned with the ends; None when this engine cannot say which literal it found)."""
+        ...
+
 
 def _hs_escape(literal: bytes) -> bytes:
     """A hyperscan (PCRE) pattern matching `literal` exactly: every non-alphanumeric byte as \\xHH."""
@@ -51,6 +56,21 @@ class HyperscanPrefilter:
             flags=[hyperscan.HS_FLAG_CASELESS] * len(exprs),
         )
         self._scratch: Any = hyperscan.Scratch(self._db)
+        self._n = max(1, len(exprs))
+
+    def hits(self, buf: bytes | memoryview) -> tuple[list[int], list[int] | None]:
+        """Every match end offset in `buf`, ascending, with the literal id (the index in `literals`) of each:
+        the ids say which rows the classification engine has to evaluate, so it never looks them up again."""
+        n = self._n
+        packed: list[int] = []
+        append = packed.append
+
+        def _on_match(lit: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+            append(end * n + lit)  # one int per hit: sorting them sorts by end offset
+
+        self._db.scan(buf, match_event_handler=_on_match, scratch=self._scratch)
+        packed.sort()
+        return [v // n for v in packed], [v % n for v in packed]
 
     def ends(self, buf: bytes | memoryview) -> list[int]:
         """Every match end offset in `buf` (a line with several anchors is reported several times)."""
@@ -78,6 +98,11 @@ class PythonPrefilter:
     def ends(self, buf: bytes | memoryview) -> list[int]:
         """Every non-overlapping match end offset in `buf` (one per literal occurrence, shortest first)."""
         return [m.end() for m in self._rx.finditer(bytes(buf).lower())]
+
+    def hits(self, buf: bytes | memoryview) -> tuple[list[int], list[int] | None]:
+        """The ends, ascending; no ids (non-overlapping matches cannot list every literal): the classification
+        engine then finds the literals of each candidate record itself."""
+        return self.ends(buf), None
 
 
 def build_prefilter(literals: Sequence[str], *, prefer: str | None = None) -> Prefilter:

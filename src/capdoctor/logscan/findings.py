@@ -72,8 +72,9 @@ def signature_strength(stat: SigStat, newest: datetime | None, explained: bool) 
     return strength
 
 
-def build_findings(result: ScanResult, patterns: Patterns, home: str | None = None,
-                   seen_in: str = "in the logs") -> list[Finding]:
+def build_findings(
+    result: ScanResult, patterns: Patterns, home: str | None = None, seen_in: str = "in the logs"
+) -> list[Finding]:
     """The evidence the logs give, strongest first (signature findings, then pattern findings).
 
     `seen_in` says where the errors were seen (`capdoctor history` feeds its recorded rounds through here).
@@ -108,13 +109,18 @@ def build_findings(result: ScanResult, patterns: Patterns, home: str | None = No
             data["request_id"] = redact(stat.request_ids[0], home)
             data["request_ids"] = [redact(r, home) for r in stat.request_ids]
         suffix = " (explained by another finding)" if strength is Strength.CONTEXT else ""
-        findings.append(Finding(
-            sig.cause, strength, f"{sig.title}: seen {stat.count}x {seen_in}{when}{suffix}", data,
-            (NextStep(sig.remedy),),
-        ))
-    weights = {Strength.STRONG: 3, Strength.MODERATE: 2, Strength.WEAK: 1, Strength.CONTEXT: 0,
-               Strength.AGAINST: 0}
-    findings.sort(key=lambda f: -weights[f.strength])
+        findings.append(
+            Finding(
+                sig.cause,
+                strength,
+                f"{sig.title}: seen {stat.count}x {seen_in}{when}{suffix}",
+                data,
+                (NextStep(sig.remedy),),
+            )
+        )
+    from capdoctor.verdict import WEIGHTS  # the one table of what a finding of each strength weighs
+
+    findings.sort(key=lambda f: -WEIGHTS[f.strength])
     findings = findings[:MAX_SIGNATURE_FINDINGS]
     findings += pattern_findings(result, patterns)
     return findings
@@ -130,49 +136,67 @@ def pattern_findings(result: ScanResult, patterns: Patterns) -> list[Finding]:
     out: list[Finding] = []
     if patterns.peak_hours is not None:
         a, b = patterns.peak_hours
-        out.append(Finding(
-            Cause.CAPACITY, Strength.WEAK,
-            f"{patterns.peak_share:.0%} of dated errors fall between {a:02d}:00 and {b:02d}:00 on several days: "
-            "a peak-hour cluster, typical of provider capacity",
-            {"pattern": "peak_hours", "from_hour": a, "to_hour": b, "share": round(patterns.peak_share, 3)},
-            (NextStep("Move long or batch jobs outside the peak hours."),),
-        ))
+        out.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.WEAK,
+                f"{patterns.peak_share:.0%} of dated errors fall between {a:02d}:00 and {b:02d}:00 on several days: "
+                "a peak-hour cluster, typical of provider capacity",
+                {"pattern": "peak_hours", "from_hour": a, "to_hour": b, "share": round(patterns.peak_share, 3)},
+                (NextStep("Move long or batch jobs outside the peak hours."),),
+            )
+        )
     if patterns.model_spread == "one":
         model = next(iter(patterns.by_model))
-        out.append(Finding(
-            Cause.CAPACITY, Strength.WEAK,
-            f"the errors name one model only ({model}): a model-specific shortage, not your account",
-            {"pattern": "one_model", "model": model},
-            (NextStep(f"Try another model than {model} for now."),),
-        ))
+        out.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.WEAK,
+                f"the errors name one model only ({model}): a model-specific shortage, not your account",
+                {"pattern": "one_model", "model": model},
+                (NextStep(f"Try another model than {model} for now."),),
+            )
+        )
     elif patterns.model_spread == "many":
         cause = _dominant(result, ("quota", "account"))
-        out.append(Finding(
-            Cause(cause), Strength.WEAK,
-            f"the errors hit {len(patterns.by_model)} different models: something account-wide, not one model",
-            {"pattern": "many_models", "models": list(patterns.by_model)[:6]},
-        ))
+        out.append(
+            Finding(
+                Cause(cause),
+                Strength.WEAK,
+                f"the errors hit {len(patterns.by_model)} different models: something account-wide, not one model",
+                {"pattern": "many_models", "models": list(patterns.by_model)[:6]},
+            )
+        )
     if patterns.bursts:
         biggest = max(patterns.bursts, key=lambda b: b.count)
-        out.append(Finding(
-            Cause.CAPACITY, Strength.CONTEXT,
-            f"{len(patterns.bursts)} burst(s) of errors; the largest: {biggest.count} errors from {biggest.start}",
-            {"pattern": "bursts", "bursts": len(patterns.bursts), "largest": biggest.count},
-        ))
+        out.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.CONTEXT,
+                f"{len(patterns.bursts)} burst(s) of errors; the largest: {biggest.count} errors from {biggest.start}",
+                {"pattern": "bursts", "bursts": len(patterns.bursts), "largest": biggest.count},
+            )
+        )
     if patterns.retries:
-        out.append(Finding(
-            Cause.CAPACITY, Strength.CONTEXT,
-            f"{patterns.retries} error(s) were retried by the client; {patterns.retries_succeeded} of them "
-            "were followed by a completed request",
-            {"pattern": "retries", "retries": patterns.retries, "succeeded": patterns.retries_succeeded},
-        ))
+        out.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.CONTEXT,
+                f"{patterns.retries} error(s) were retried by the client; {patterns.retries_succeeded} of them "
+                "were followed by a completed request",
+                {"pattern": "retries", "retries": patterns.retries, "succeeded": patterns.retries_succeeded},
+            )
+        )
     last = last_error(result)
     if last is not None:
-        out.append(Finding(
-            Cause(last["cause"]), Strength.CONTEXT,
-            f"last error before the log went quiet: {last['signature']} at {last['ts'] or 'an undated line'}",
-            {"pattern": "last_error_before_quiet", **last},
-        ))
+        out.append(
+            Finding(
+                Cause(last["cause"]),
+                Strength.CONTEXT,
+                f"last error before the log went quiet: {last['signature']} at {last['ts'] or 'an undated line'}",
+                {"pattern": "last_error_before_quiet", **last},
+            )
+        )
     return out
 
 
@@ -187,26 +211,36 @@ def last_error(result: ScanResult) -> dict[str, Any] | None:
     return {"signature": last.signature, "cause": last.cause, "ts": _iso(last.ts), "model": last.model}
 
 
-def logs_result(result: ScanResult, patterns: Patterns, home: str | None = None,
-                stage: Any = None) -> CheckResult:
+def logs_result(result: ScanResult, patterns: Patterns, home: str | None = None, stage: Any = None) -> CheckResult:
     """The logs stage as a `CheckResult`: skip when nothing was readable, warn when errors were found."""
     stage = stage or LogsStage()
     read = [f for f in result.files if f.skipped is None]
     details = tuple(f"skipped {f.path}: {f.skipped}" for f in result.files if f.skipped)
-    data = {"files": len(result.files), "read": len(read), "engine": result.engine,
-            "by_cause": by_cause(result), "by_hour": patterns.by_hour, "by_model": patterns.by_model}
+    data = {
+        "files": len(result.files),
+        "read": len(read),
+        "engine": result.engine,
+        "by_cause": by_cause(result),
+        "by_hour": patterns.by_hour,
+        "by_model": patterns.by_model,
+    }
     if not read:
-        reason = ("no readable logs" + (f" ({len(result.files)} skipped)" if result.files else " found")
-                  + "; files older than --since are left out (try --since all)")
+        reason = (
+            "no readable logs"
+            + (f" ({len(result.files)} skipped)" if result.files else " found")
+            + "; files older than --since are left out (try --since all)"
+        )
         return result_of(stage, Status.SKIP, reason, details=details, data=data)
     findings = build_findings(result, patterns, home)
     total = sum(s.count for s in result.stats.values())
     if not total:
-        return result_of(stage, Status.PASS, f"no known error signatures in {len(read)} log file(s)",
-                         details=details, data=data)
+        return result_of(
+            stage, Status.PASS, f"no known error signatures in {len(read)} log file(s)", details=details, data=data
+        )
     top = max(result.stats.values(), key=lambda s: s.count)
-    summary = (f"{total} error line(s) in {len(read)} file(s); most frequent: {by_id()[top.signature].title} "
-               f"({top.count}x)")
+    summary = (
+        f"{total} error line(s) in {len(read)} file(s); most frequent: {by_id()[top.signature].title} ({top.count}x)"
+    )
     return result_of(stage, Status.WARN, summary, findings=findings, details=details, data=data)
 
 
@@ -225,8 +259,9 @@ def by_cause(result: ScanResult) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def to_json(result: ScanResult, patterns: Patterns, verdict: Verdict, home: Path | None,
-            extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def to_json(
+    result: ScanResult, patterns: Patterns, verdict: Verdict, home: Path | None, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The `capdoctor/logs-v1` document (redacted)."""
     redact = _redactor()
     h = str(home) if home else None
@@ -235,14 +270,30 @@ def to_json(result: ScanResult, patterns: Patterns, verdict: Verdict, home: Path
         "schema": SCHEMA,
         "engine": result.engine,
         "older_than_since": result.too_old,
-        "files": [{"path": redact(f.path, h), "bytes": f.bytes, "lines": f.lines, "skipped": f.skipped,
-                   **({"note": f.note} if f.note else {})} for f in result.files],
-        "matches": [{
-            "signature": s.signature, "cause": s.cause, "count": s.count, "first": _iso(s.first),
-            "last": _iso(s.last), "example": redact(s.example, h),
-            "models": dict(s.models.most_common(5)), "providers": dict(s.providers.most_common(3)),
-            "request_ids": [redact(r, h) for r in s.request_ids],
-        } for s in stats],
+        "files": [
+            {
+                "path": redact(f.path, h),
+                "bytes": f.bytes,
+                "lines": f.lines,
+                "skipped": f.skipped,
+                **({"note": f.note} if f.note else {}),
+            }
+            for f in result.files
+        ],
+        "matches": [
+            {
+                "signature": s.signature,
+                "cause": s.cause,
+                "count": s.count,
+                "first": _iso(s.first),
+                "last": _iso(s.last),
+                "example": redact(s.example, h),
+                "models": dict(s.models.most_common(5)),
+                "providers": dict(s.providers.most_common(3)),
+                "request_ids": [redact(r, h) for r in s.request_ids],
+            }
+            for s in stats
+        ],
         "by_cause": by_cause(result),
         "by_hour": {f"{k:02d}": v for k, v in patterns.by_hour.items()},
         "by_day": patterns.by_day,

@@ -15,16 +15,19 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+import sys
+from bisect import bisect_right
+from collections import Counter, OrderedDict
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cache
 from typing import Any
 
+from capdoctor.classifier.structure import StatusHit
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
-from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, classify
+from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
 from capdoctor.signatures import engine as classifier
 
 MAX_LINE = 64 * 1024
@@ -36,8 +39,13 @@ RECORD_CHARS = 8192
 CONT_LINES = 40
 """How many continuation lines (stack frames, a pretty-printed JSON or HTML error body) may sit under a
 record's first line: a status on the first line and the provider's words deep in the body are one error."""
-SUCCESS_MARKERS = (b"response.completed", b'"stop_reason":"end_turn"', b'"finish_reason":"stop"',
-                   b'"type":"token_count"', b" 200 OK")
+SUCCESS_MARKERS = (
+    b"response.completed",
+    b'"stop_reason":"end_turn"',
+    b'"finish_reason":"stop"',
+    b'"type":"token_count"',
+    b" 200 OK",
+)
 """Bytes that mean a request completed; used for 'retries that eventually succeeded' and 'went quiet'."""
 SUCCESS_WINDOW = 256 * 1024
 MAX_EVENTS = 200_000
@@ -46,13 +54,31 @@ PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 """Plain data above this is split over the CPU cores (process start-up costs more than it saves below)."""
 EXAMPLE_CHARS = 300
 
-_CONT_PREFIXES = (b" ", b"\t", b"}", b"]", b")", b'"', b"at ", b"Caused by", b"File ", b"...", b"\xe2\x8e\xbf",
-                  b"Traceback", b"\xe2\x80\xa6")
+_CONT_PREFIXES = (
+    b" ",
+    b"\t",
+    b"}",
+    b"]",
+    b")",
+    b'"',
+    b"at ",
+    b"Caused by",
+    b"File ",
+    b"...",
+    b"\xe2\x8e\xbf",
+    b"Traceback",
+    b"\xe2\x80\xa6",
+)
 _HTML_LINE = re.compile(rb"<[!/a-zA-Z]")
-_TS_HEAD = re.compile(rb"^\s*[\[(]?(?:(?:19|20)\d\d-\d\d-\d\d|1\d{9}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|"
-                      rb"Oct|Nov|Dec) +\d{1,2} \d\d:)|^\{\"(?:timestamp|ts|time)\"")
-_RETRY = re.compile(r"retrying in|reconnecting|\battempt \d+\s*/\s*\d+|\bretry(?:ing)? \d+|after retries|"
-                    r"retried \d+ times|attemptnumber", re.IGNORECASE)
+_TS_HEAD = re.compile(
+    rb"^\s*[\[(]?(?:(?:19|20)\d\d-\d\d-\d\d|1\d{9}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|"
+    rb"Oct|Nov|Dec) +\d{1,2} \d\d:)|^\{\"(?:timestamp|ts|time)\""
+)
+_RETRY = re.compile(
+    r"retrying in|reconnecting|\battempt \d+\s*/\s*\d+|\bretry(?:ing)? \d+|after retries|"
+    r"retried \d+ times|attemptnumber",
+    re.IGNORECASE,
+)
 MODEL_RE = re.compile(
     r"(?<![\w.-])((?:gpt|o[134]|chatgpt|codex)-[\w.:-]*\w|o[134](?:-mini|-pro)?(?=[\s,;\"')])|"
     r"claude-[\w.:-]*\w|gemini-[\w.:-]*\w|(?:llama|qwen|deepseek|mistral|mixtral|kimi|moonshot|grok|glm|"
@@ -82,8 +108,11 @@ def provider_hints() -> tuple[tuple[str, re.Pattern[str]], ...]:
     `log_hints` (catalogue order), then `LOG_ONLY_HINTS`; the first hit wins."""
     from capdoctor.providers.catalog import adapters
 
-    hosts = [(a.name, "|".join(re.escape(h.lstrip(".")) for h in (*a.official_hosts, *a.url_hosts)))
-             for a in adapters() if a.official_hosts or a.url_hosts]
+    hosts = [
+        (a.name, "|".join(re.escape(h.lstrip(".")) for h in (*a.official_hosts, *a.url_hosts)))
+        for a in adapters()
+        if a.official_hosts or a.url_hosts
+    ]
     words = [(a.name, a.log_hints) for a in adapters() if a.log_hints]
     return tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in (*hosts, *words, *LOG_ONLY_HINTS))
 
@@ -183,7 +212,7 @@ class ScanResult:
             else:
                 self.stats[sid] = stat
         room = MAX_EVENTS - len(self.events)
-        self.events.extend(other.events[:max(room, 0)])
+        self.events.extend(other.events[: max(room, 0)])
         self.events_dropped += other.events_dropped + max(0, len(other.events) - max(room, 0))
         self.too_old += other.too_old
         for path, off in other.last_success.items():
@@ -242,11 +271,7 @@ def find_model(text: str) -> str | None:
 
 def find_provider(text: str, signature_id: str) -> str | None:
     """The provider an error record names (host or product word), else the signature row's prefix."""
-    for name, rx in provider_hints():
-        if rx.search(text):
-            return name
-    prefix = signature_id.split(".", 1)[0]
-    return prefix if prefix in {n for n, _ in provider_hints()} else None
+    return provider_hint(text) or _prefix_provider(signature_id)
 
 
 def find_request_ids(text: str) -> list[str]:
@@ -259,23 +284,278 @@ def find_request_ids(text: str) -> list[str]:
     return out[:3]
 
 
+@cache
+def _hint_words() -> tuple[tuple[str, tuple[str, ...] | None, re.Pattern[str]], ...]:
+    """`provider_hints` with each pattern that is only an alternation of plain words (hosts, names) also as
+    those words, lower-case: found by substring search, which costs a fraction of the regex's."""
+    out = []
+    for name, rx in provider_hints():
+        words = tuple(w.replace("\\.", ".").lower() for w in rx.pattern.split("|"))
+        plain = all(re.fullmatch(r"[a-z0-9.:-]+", w) for w in words)
+        out.append((name, words if plain else None, rx))
+    return tuple(out)
+
+
+def provider_hint(text: str) -> str | None:
+    """The provider an error record names by host or product word (see `provider_hints`), or None."""
+    lower = text.lower() if text.isascii() else None  # ASCII: lower() folds case exactly as the regexes do
+    for name, words, rx in _hint_words():
+        if lower is not None and words is not None:
+            if any(w in lower for w in words):
+                return name
+        elif rx.search(text):
+            return name
+    return None
+
+
+@cache
+def _hint_names() -> frozenset[str]:
+    return frozenset(n for n, _ in provider_hints())
+
+
+def _prefix_provider(signature_id: str) -> str | None:
+    prefix = signature_id.split(".", 1)[0]
+    return prefix if prefix in _hint_names() else None
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a record's words alone say, judged once per distinct text (see `RecordMemo`): the matches that
+        count (`relevant`), the provider each names, the status the record reports, whether it was retried and the
+    model it names.
+        `text` is the text they were judged on (its timestamp and ids may differ from a later record's)."""
+
+    text: str
+    matches: tuple[Match, ...]
+    providers: tuple[str | None, ...]
+    status: int
+    retry: bool
+    model: str | None = None
+    request_ids: bool = True
+    """Whether the text names request ids (`find_request_ids` runs per record only then: ids differ)."""
+
+
+def record_status(text: str, hit: StatusHit | None) -> int:
+    """The HTTP status a record reports, as `extract_error(text)["status"]` (0: none), reusing the status the
+    engine already spelled out of the same text instead of reading every spelling again."""
+    if "\\u" in text:  # the engine read the unescaped text: only the full read gives the same answer
+        return extract_error(text)["status"] or 0
+    from capdoctor.classifier.structure import extract_error as fields_of
+
+    status = fields_of(text, None)["status"]
+    if status is None and hit is not None and not hit.spelling.startswith("name:"):
+        status = hit.status  # the first spelled status: what extract_error's own reader would find
+    return status or 0
+
+
+def retried(text: str) -> bool:
+    """Whether a record says the client retried (`_RETRY`); on ASCII text the regex runs only when one of the
+    words every alternative contains is there (a case-folded substring test costs a fraction of it)."""
+    if text.isascii():
+        lower = text.lower()
+        if "retr" not in lower and "reconnect" not in lower and "attempt" not in lower:
+            return False
+    return bool(_RETRY.search(text))
+
+
+def judge(text: str, ids: Collection[int]) -> Facts:
+    """Classify one record (origin "log") with the literal ids the prefilter found in it, and read what
+    follows from its words; every row the ids cannot trigger is skipped (`Engine.evaluate`)."""
+    found, hit = classifier().evaluate(text, ids, origin="log")
+    matches = relevant(found)
+    if not matches:
+        return Facts(text, (), (), 0, False)
+    hint = provider_hint(text)
+    providers = tuple(hint or _prefix_provider(m.signature.id) for m in matches)
+    return Facts(
+        text,
+        tuple(matches),
+        providers,
+        record_status(text, hit),
+        retried(text),
+        find_model(text),
+        bool(find_request_ids(text)),
+    )
+
+
+_KEY_TS = re.compile(
+    rb"(?:19|20)\d\d-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?|"
+    rb"1\d{9}(?:\d{3})?(?:\.\d+)?(?!\d)|"
+    rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d\d:\d\d:\d\d"
+)
+_KEY_TS_WITHIN = 48
+"""The leading timestamp starts this close to the record's start (after a `[`, a level, a JSON key)."""
+_KEY_ID = re.compile(rb"(?<![\w-])(?:[0-9a-fA-F][0-9a-fA-F-]{15,}|(?:req_|chatcmpl-)[A-Za-z0-9]{8,})(?![\w-])")
+_KEY_IP = re.compile(rb"(?<![\d.])(?!127\.|0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}(?::(?!11434\b)\d{1,5})?(?![\d.])")
+"""What differs between repeats of one error in an incident log: the leading timestamp, request, trace
+and message ids (hex runs of 16+ characters, UUIDs, `req_…`) and client addresses (an IPv4 address and port,
+but not a loopback or any-address, nor Ollama's port: the local-server hints read those). The tables never
+read the rest (no row, spelling or hint has words inside them; tests pin that corpus texts classify the same
+whatever they are), so a record is judged once per text with them left out."""
+_HEX_MAP = bytes(0x68 if chr(b) in "0123456789abcdefABCDEF-" else b for b in range(256))
+_HEX_RUN = b"h" * 16
+_DIGIT_MAP = bytes(0x30 if chr(b) in "0123456789" else b for b in range(256))
+"""Seen through `_HEX_MAP` (one C pass), a hex id starts a run of 16 `h`; through `_DIGIT_MAP`, an address
+contains `0.0`: the regexes run only from there (Python's regex engine has no fast scan for their shapes)."""
+
+
+def _blank(raw: bytes, rx: re.Pattern[bytes], pos: int) -> bytes:
+    """`raw` with every match of `rx` at or after `pos` replaced by one NUL byte."""
+    parts: list[bytes] = []
+    last = 0
+    for m in rx.finditer(raw, pos):
+        parts += (raw[last : m.start()], b"\x00")
+        last = m.end()
+    if not parts:
+        return raw
+    parts.append(raw[last:])
+    return b"".join(parts)
+
+
+def _blank_addresses(raw: bytes, digits: bytes) -> bytes:
+    """`raw` with its client addresses (`_KEY_IP`) replaced by one NUL byte each, trying the regex only where
+    a digit, a dot and a digit meet (`digits` is `raw` through `_DIGIT_MAP`)."""
+    parts: list[bytes] = []
+    last = 0
+    at = digits.find(b"0.0")
+    while at >= 0:
+        if digits.count(b".", at, at + 13) < 3:  # a dotted quad has all three dots within 13 bytes of its first
+            at = digits.find(b"0.0", at + 1)  # `d.d` (`HTTP/1.1` has one): no regex there
+            continue
+        m = _KEY_IP.search(raw, max(last, at - 3))  # an address starts at most 3 bytes before its first `d.d`
+        if m is None:
+            break  # none from here to the end
+        parts += (raw[last : m.start()], b"\x00")
+        last = m.end()
+        at = digits.find(b"0.0", last)
+    if not parts:
+        return raw
+    parts.append(raw[last:])
+    return b"".join(parts)
+
+
+def record_key(raw: bytes) -> bytes:
+    """The memo key of a record: its bytes with the leading timestamp, the ids and client addresses cut out."""
+    digits = raw.translate(_DIGIT_MAP)
+    head = digits[:_KEY_TS_WITHIN]
+    if b"00:00" in head or b"0000000000" in head:  # every _KEY_TS shape has a time of day or ten digits
+        m = _KEY_TS.search(raw, 0, _KEY_TS_WITHIN)
+        if m:
+            raw = raw[: m.start()] + b"\x00" + raw[m.end() :]
+            digits = raw.translate(_DIGIT_MAP)
+    at = raw.translate(_HEX_MAP).find(_HEX_RUN)  # an id starts where its run of hex characters does
+    for prefix in (b"req_", b"chatcmpl-"):
+        p = raw.find(prefix)
+        if p >= 0 and (at < 0 or p < at):
+            at = p
+    if at >= 0:
+        raw = _blank(raw, _KEY_ID, at)
+        digits = raw.translate(_DIGIT_MAP)
+    return _blank_addresses(raw, digits)
+
+
+MEMO_ENTRIES = 4096
+MEMO_KEY_BYTES = 2048
+"""The memo holds at most MEMO_ENTRIES records of at most MEMO_KEY_BYTES each (longer ones are judged every
+time): about 10 MB at worst, whatever the log."""
+
+
+class RecordMemo:
+    """A bounded LRU of `Facts` by record key: dense incident logs repeat the same few errors thousands of
+    times, with only the timestamp and the request id changing."""
+
+    def __init__(self, entries: int | None = None, key_bytes: int | None = None) -> None:
+        self.entries = MEMO_ENTRIES if entries is None else entries
+        self.key_bytes = MEMO_KEY_BYTES if key_bytes is None else key_bytes
+        self._data: OrderedDict[bytes, Facts] = OrderedDict()
+        self._exact: dict[bytes, Facts] = {}
+        """Facts by the record's bytes after a timestamp at its very start, for records with nothing else to
+        leave out of the key (no id, no address): found without computing the key. Emptied when full."""
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def lookup(self, raw: bytes) -> tuple[bytes, Facts | None]:
+        """The key of the record `raw` (`record_key`) and the facts remembered for it, or None (a miss).
+
+        A record that starts with its timestamp is first looked up by the bytes after it: when the rest held
+        nothing to leave out, its key is those bytes behind one NUL, and the key need not be computed."""
+        m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN)
+        rest = raw[m.end() :] if m is not None else None
+        if rest is not None:
+            facts = self._exact.get(rest)
+            if facts is not None:
+                self.hits += 1
+                return b"\x00" + rest, facts
+        key = record_key(raw)
+        facts = self.get(key)
+        if facts is not None and rest is not None:
+            self._remember_exact(key, rest, facts)
+        return key, facts
+
+    def _remember_exact(self, key: bytes, rest: bytes, facts: Facts) -> None:
+        if len(key) == len(rest) + 1 and key[1:] == rest and len(key) <= self.key_bytes:
+            if len(self._exact) >= self.entries:
+                self._exact.clear()
+            self._exact[rest] = facts
+
+    def get(self, key: bytes) -> Facts | None:
+        """The facts judged for `key`, or None (counted as a miss)."""
+        facts = self._data.get(key)
+        if facts is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._data.move_to_end(key)
+        return facts
+
+    def put(self, key: bytes, facts: Facts, raw: bytes | None = None) -> None:
+        """Remember `facts` for `key` (not when the key is too long), evicting the least recently used; `raw`,
+        the record, lets a record whose key is only its timestamp left out be found by its bytes (`lookup`)."""
+        if len(key) > self.key_bytes:
+            return
+        if raw is not None:
+            m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN)
+            if m is not None:
+                self._remember_exact(key, raw[m.end() :], facts)
+        self._data[key] = facts
+        if len(self._data) > self.entries:
+            self._data.popitem(last=False)
+
+
+def example_of(text: str) -> str:
+    """A record as shown in findings: whitespace collapsed, at most EXAMPLE_CHARS."""
+    return " ".join(text.split())[:EXAMPLE_CHARS]
+
+
+_NOT_CONT_FIRST = frozenset(b"0123456789ABDEGHIJKLMNOPQRSUVWXYZbcdefghijklmnopqrstuvwxyz")
+"""First bytes of a line that `_is_continuation` never accepts (no prefix, bracket or tag starts with them):
+the common case, a timestamped or plain line, is decided without copying the line out."""
+
+
 def _is_continuation(line: bytes) -> bool:
     """A stack frame, an indented or closing line, a bare opening bracket or an HTML tag: the body under the
     line that reported it (`Error code: 429` then `{`, `unexpected status 403` then `<h1>…`)."""
-    return ((line.startswith(_CONT_PREFIXES) or line.rstrip() in (b"{", b"[") or bool(_HTML_LINE.match(line)))
-            and not _TS_HEAD.match(line))
+    return (
+        line.startswith(_CONT_PREFIXES) or line.rstrip() in (b"{", b"[") or bool(_HTML_LINE.match(line))
+    ) and not _TS_HEAD.match(line)
 
 
 def _line_at(buf: bytearray, start: int, stop: int) -> bytes:
     end = buf.find(b"\n", start, min(stop, start + 512))
-    return bytes(buf[start:end if end >= 0 else min(stop, start + 512)])
+    return bytes(buf[start : end if end >= 0 else min(stop, start + 512)])
 
 
 class _FileScanner:
     """Scans the chunks of one input (or one byte range of it) into a ScanResult."""
 
-    def __init__(self, prefilter: Any, options: ScanOptions, path: str, result: ScanResult) -> None:
+    def __init__(
+        self, prefilter: Any, options: ScanOptions, path: str, result: ScanResult, memo: RecordMemo | None = None
+    ) -> None:
         self.pf = prefilter
+        self.memo = memo if memo is not None else RecordMemo()
         self.opt = options
         self.path = path
         self.res = result
@@ -301,7 +581,7 @@ class _FileScanner:
         unterminated = False  # bytes of a huge line were scanned and no newline has ended it yet
         try:
             while True:
-                n = reader.readinto(view[carry:carry + chunk])
+                n = reader.readinto(view[carry : carry + chunk])
                 if n == 0:
                     break
                 self.info.bytes += n
@@ -351,11 +631,10 @@ class _FileScanner:
     def _process(self, buf: bytearray, view: memoryview, cut: int, base: int, line_base: int) -> int:
         """Find, group and classify the candidate lines of buf[:cut]; returns the newlines counted there."""
         self._chunk_record_end = 0
-        ends = self.pf.ends(view[:cut])
+        ends, ids = self.pf.hits(view[:cut])
         if not ends:
             self._look_for_success(buf, cut, base)
             return buf.count(b"\n", 0, cut)
-        ends.sort()
         records: dict[int, list[tuple[int, int]]] = {}
         last_end = -1
         for e in ends:
@@ -372,18 +651,29 @@ class _FileScanner:
                 last_end = we
                 continue
             head = ls
-            for _ in range(CONT_LINES):
-                if head == 0 or not _is_continuation(_line_at(buf, head, cut)):
-                    break
-                head = buf.rfind(b"\n", 0, head - 1) + 1
+            if head and buf[head] not in _NOT_CONT_FIRST:  # the common line is no continuation: no loop set up
+                for _ in range(CONT_LINES):
+                    if head == 0 or buf[head] in _NOT_CONT_FIRST or not _is_continuation(_line_at(buf, head, cut)):
+                        break
+                    head = buf.rfind(b"\n", 0, head - 1) + 1
             records.setdefault(head, []).append((ls, le))
             last_end = le
         counted_to, count = 0, 0
+        memo_lookup = self.memo.lookup
         for head in sorted(records):
             spans = records[head]
             count += buf.count(b"\n", counted_to, head)
             counted_to = head
-            self._record(buf, cut, head, spans, base, line_base + count + 1)
+            end = spans[-1][1]
+            raw: bytes | None = None
+            key: bytes | None = None
+            facts: Facts | None = None
+            if end - head <= RECORD_CHARS:
+                raw = bytes(buf[head:end])
+                key, facts = memo_lookup(raw)
+                if facts is not None and not facts.matches:
+                    continue  # a candidate line judged before as no error (an access log's 404): done
+            self._record(buf, cut, head, spans, base, line_base + count + 1, ends, ids, raw, key, facts)
         self._look_for_success(buf, cut, base)
         return count + buf.count(b"\n", counted_to, cut)
 
@@ -395,7 +685,7 @@ class _FileScanner:
         best = -1
         for marker in SUCCESS_MARKERS:
             pos = buf.find(marker, start, cut)
-            while pos >= 0 and buf[max(0, pos - 7):pos] == b"before ":
+            while pos >= 0 and buf[max(0, pos - 7) : pos] == b"before ":
                 pos = buf.find(marker, pos + 1, cut)
             if pos >= 0 and (best < 0 or pos < best):
                 best = pos
@@ -403,66 +693,113 @@ class _FileScanner:
             self.last_success = base + best
             self.pending = False
 
-    def _record(self, buf: bytearray, cut: int, head: int, spans: list[tuple[int, int]], base: int,
-                line_no: int) -> None:
+    def _record(
+        self,
+        buf: bytearray,
+        cut: int,
+        head: int,
+        spans: list[tuple[int, int]],
+        base: int,
+        line_no: int,
+        ends: list[int],
+        ids: list[int] | None,
+        raw: bytes | None,
+        key: bytes | None,
+        facts: Facts | None,
+    ) -> None:
+        """Judge one candidate record and fold it into the statistics (`raw`, `key` and `facts`: the record's
+        bytes, memo key and remembered facts when `_process` already looked them up; None for a long record).
+
+        The classification and everything that follows from the record's words alone come from the memo
+        (`RecordMemo`) when the same text, timestamp and ids aside, was judged before; a record that is no error
+        costs nothing more. An error's time is read next: one older than `since` is only counted (`too_old`).
+        """
         end = spans[-1][1]
-        if end - head <= RECORD_CHARS:
-            raw = bytes(buf[head:end])
-        else:
-            parts = [bytes(buf[head:min(spans[0][0], head + 1024)])] if head < spans[0][0] else []
-            parts += [bytes(buf[s:min(e, s + 4096)]) for s, e in spans[:4]]
+        if raw is None:  # a long record: its head and the first spans, judged every time (no key)
+            parts = [bytes(buf[head : min(spans[0][0], head + 1024)])] if head < spans[0][0] else []
+            parts += [bytes(buf[s : min(e, s + 4096)]) for s, e in spans[:4]]
             raw = b"\n".join(parts)
-        text = raw.decode("utf-8", "replace")
-        matches = relevant(classify(text, origin="log"))
-        if not matches:
+        text = ""
+        if facts is None:
+            text = raw.decode("utf-8", "replace")
+            if ids is not None and raw.isascii():  # the literals found inside the record: the rows to evaluate
+                lits: Collection[int] = ids[bisect_right(ends, head) : bisect_right(ends, end)]
+            else:  # no ids from this prefilter, or text whose case folding only Python does right
+                lits = classifier().literal_ids(text)
+            facts = judge(text, lits)
+            if key is not None:
+                self.memo.put(key, facts, raw)
+        if not facts.matches:
             return
-        head_line = text.split("\n", 1)[0]
-        ts = parse_timestamp(head_line, self.opt.now)
+        text = text or raw.decode("utf-8", "replace")
+        nl = text.find("\n")
+        ts = parse_timestamp(text if nl < 0 else text[:nl], self.opt.now)
         if ts is not None and self.opt.since is not None and ts < self.opt.since:
             self.res.too_old += 1
             return
+        matches = facts.matches
         best = matches[0]
-        model = find_model(text)
-        status = None
-        rids = find_request_ids(text)
-        retry = bool(_RETRY.search(text))
+        model = facts.model
+        retry = facts.retry
         succeeded = False
         if retry:
             stop = min(cut, end + SUCCESS_WINDOW)
             succeeded = any(buf.find(m, end, stop) >= 0 for m in SUCCESS_MARKERS)
-        example = " ".join(text.split())[:EXAMPLE_CHARS]
-        for m in matches:
+        rids: list[str] | None = None
+        stats = self.res.stats
+        for m, provider in zip(matches, facts.providers, strict=True):
             sid = m.signature.id
-            stat = self.res.stats.get(sid)
+            stat = stats.get(sid)
             if stat is None:
-                stat = self.res.stats[sid] = SigStat(sid, m.signature.cause.value)
+                stat = stats[sid] = SigStat(sid, m.signature.cause.value)
             stat.count += 1
-            stat.first = _min_dt(stat.first, ts)
-            stat.last = _max_dt(stat.last, ts)
+            if ts is not None:  # inline min/max: this loop runs once per error record
+                if stat.first is None or ts < stat.first:
+                    stat.first = ts
+                if stat.last is None or ts > stat.last:
+                    stat.last = ts
             if not stat.example:
-                stat.example, stat.example_path, stat.example_line = example, self.path, line_no
-                stat.excerpt = m.excerpt
+                stat.example, stat.example_path, stat.example_line = example_of(text), self.path, line_no
+                stat.excerpt = m.excerpt if facts.text == text else _excerpt_in(text, sid, m.excerpt)
             if model:
                 stat.models[model] += 1
-            provider = find_provider(text, sid)
             if provider:
                 stat.providers[provider] += 1
-            for rid in rids:
-                if rid not in stat.request_ids and len(stat.request_ids) < 5:
-                    stat.request_ids.append(rid)
-            if status is None:
-                from capdoctor.signatures import extract_error
-
-                status = extract_error(text)["status"] or 0
-            if status:
-                stat.statuses[status] += 1
+            if facts.request_ids and len(stat.request_ids) < 5:  # the first few are kept: stop looking then
+                if rids is None:
+                    rids = find_request_ids(text)
+                for rid in rids:
+                    if rid not in stat.request_ids and len(stat.request_ids) < 5:
+                        stat.request_ids.append(rid)
+            if facts.status:
+                stat.statuses[facts.status] += 1
         self.pending = True
         self._chunk_record_end = max(self._chunk_record_end, end)
         if len(self.res.events) < MAX_EVENTS:
-            self.res.events.append(Event(ts, best.signature.cause.value, best.signature.id, model, retry,
-                                         succeeded, self.path, line_no, base + head))
+            self.res.events.append(
+                Event(
+                    ts,
+                    best.signature.cause.value,
+                    best.signature.id,
+                    model,
+                    retry,
+                    succeeded,
+                    self.path,
+                    line_no,
+                    base + head,
+                )
+            )
         else:
             self.res.events_dropped += 1
+
+
+def _excerpt_in(text: str, signature_id: str, fallback: str) -> str:
+    """The deciding words of `signature_id` in this very text (a remembered judgement was made on a text whose
+    timestamp or ids differ; the first example of a signature shows its own words)."""
+    for m in classifier().classify(text, origin="log"):
+        if m.signature.id == signature_id:
+            return m.excerpt
+    return fallback
 
 
 _PREFILTERS: dict[str | None, Any] = {}
@@ -483,19 +820,22 @@ def scan_bytes(data: bytes, name: str = "<text>", options: ScanOptions | None = 
     res = ScanResult()
     pf = prefilter_for(opts.engine)
     res.engine = pf.name
-    _FileScanner(pf, opts, name, res).run(src.Reader(io.BytesIO(data), [], (OSError,), "read failed"),
-                                          size_hint=len(data))
+    _FileScanner(pf, opts, name, res).run(
+        src.Reader(io.BytesIO(data), [], (OSError,), "read failed"), size_hint=len(data)
+    )
     return res
 
 
-def _aligned_start(path: str, start: int) -> int:
-    """The offset of the first line that starts at or after `start` (the file size if there is none)."""
+def _aligned_start(path: str, start: int, stop: int | None = None) -> int:
+    """The offset of the first line that starts at or after `start` (the file size if there is none); with
+    `stop`, `stop` when none starts before it: the range holds no line of its own (a huge line crosses it, and
+    the range where that line starts scans it), so it is not read to its end looking for one."""
     if start == 0:
         return 0
     with open(path, "rb") as fh:
         fh.seek(start - 1)
         pos = start - 1
-        while True:
+        while stop is None or pos < stop:
             piece = fh.read(65536)
             if not piece:
                 return pos
@@ -503,6 +843,7 @@ def _aligned_start(path: str, start: int) -> int:
             if nl >= 0:
                 return pos + nl + 1
             pos += len(piece)
+        return stop
 
 
 def _scan_range_worker(args: tuple[str, int, int, ScanOptions]) -> ScanResult:
@@ -513,7 +854,7 @@ def _scan_range_worker(args: tuple[str, int, int, ScanOptions]) -> ScanResult:
     res.engine = pf.name
     scanner = _FileScanner(pf, opts, path, res)
     try:
-        begin = _aligned_start(path, start)
+        begin = _aligned_start(path, start, stop)
         if begin < stop:
             reader = src.open_reader(src.Source(path), start=begin, limit=stop - begin)
             scanner.run(reader, base=begin)
@@ -533,14 +874,30 @@ def _plain_splittable(source: src.Source) -> bool:
     return not head.startswith((src.GZIP_MAGIC, src.ZSTD_MAGIC)) and b"\x00" not in head
 
 
-def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> list[ScanResult] | None:
-    """Run the byte-range jobs on `workers` spawned processes; None when processes cannot be used here."""
+def _pool_context() -> Any:
+    """How to start the workers: forked from this process when that is safe (a POSIX process with one thread,
+    as `capdoctor logs` is), so each inherits the engine and the compiled prefilter built here once instead of
+    importing and compiling them again; else spawned fresh (a thread holding a lock must not be forked)."""
     import multiprocessing
+    import threading
 
+    if os.name == "posix" and sys.platform != "darwin" and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> list[ScanResult] | None:
+    """Run the byte-range jobs on `workers` processes; None when processes cannot be used here."""
     try:
-        ctx = multiprocessing.get_context("spawn")
+        ctx = _pool_context()
+        if ctx.get_start_method() == "fork":
+            for engine in {job[3].engine for job in jobs}:
+                prefilter_for(engine)  # built once here, inherited by every worker
+            classifier()
+            provider_hints()
         with ctx.Pool(workers) as pool:
-            return pool.map(_scan_range_worker, jobs, chunksize=1)
+            parts: list[ScanResult] = pool.map(_scan_range_worker, jobs, chunksize=1)
+            return parts
     except (OSError, RuntimeError, EOFError, ImportError):
         return None  # e.g. an embedding script without a __main__ guard: scan in this process instead
 
@@ -549,7 +906,9 @@ def _shift_lines(part: ScanResult, offset: int) -> None:
     """Make a byte range's line numbers file-absolute (each worker counts from its own first line)."""
     if not offset:
         return
-    part.events = [replace(e, line=e.line + offset) for e in part.events]
+    set_field = object.__setattr__  # the events were just unpickled and are this result's own: shift in place
+    for e in part.events:  # (a dataclasses.replace per event was a visible share of a dense scan)
+        set_field(e, "line", e.line + offset)
     for stat in part.stats.values():
         if stat.example_line:
             stat.example_line += offset
@@ -575,6 +934,7 @@ def scan(sources: Sequence[src.Source], options: ScanOptions | None = None) -> S
             jobs += [(s.path, a, min(a + step, s.size), opts) for a in range(0, s.size, step)]
         partials = _run_pool(jobs, workers)
     done = {s.path for s in big} if partials is not None else set()
+    memo = RecordMemo()  # one per scan: the same errors recur across the files of one client
     for s in sources:
         if s.path in done:
             lines_before = 0
@@ -589,14 +949,14 @@ def scan(sources: Sequence[src.Source], options: ScanOptions | None = None) -> S
         else:
             pf = prefilter_for(opts.engine)
             result.engine = result.engine or pf.name
-            _scan_one(pf, opts, s, result)
+            _scan_one(pf, opts, s, result, memo)
     if not result.engine:
         result.engine = prefilter_for(opts.engine).name if not partials else partials[0].engine
     return result
 
 
-def _scan_one(pf: Any, opts: ScanOptions, source: src.Source, result: ScanResult) -> None:
-    scanner = _FileScanner(pf, opts, source.path, result)
+def _scan_one(pf: Any, opts: ScanOptions, source: src.Source, result: ScanResult, memo: RecordMemo) -> None:
+    scanner = _FileScanner(pf, opts, source.path, result, memo)
     try:
         reader = src.open_reader(source)
     except src.SourceError as exc:

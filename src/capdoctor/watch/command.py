@@ -28,7 +28,7 @@ from capdoctor.watch.store import DEFAULT_RETENTION_DAYS, HistoryBusy, Store
 
 if TYPE_CHECKING:
     from capdoctor.engine import RunRequest
-    from capdoctor.logscan.command import LogsRun
+    from capdoctor.logs import LogsRun
     from capdoctor.watch.records import RoundRecord
 
 DB_NAME = "history.sqlite3"

@@ -1,5 +1,8 @@
 """`capdoctor logs PATH...`: scan logs, judge from them alone, print JSON or the terminal view.
 
+The command glue around the scanner package (`capdoctor.logscan` stays the scanner; the views are
+`capdoctor.render`).
+
 Contract: `run_logs(...)` is the one pipeline (expand → scan → patterns → findings → verdict → document)
 shared by the command and the `logs` check; `logs_command(...)` adds argument checks and output, and
 returns the exit code (2 with one clear line on `err` for a missing path or a bad `--since`, and when none of
@@ -40,9 +43,18 @@ class LogsRun:
     read_named: bool = False
 
 
-def run_logs(paths: Sequence[str], *, since: str | None, env: Mapping[str, str], home: Path, platform: str,
-             now: datetime | None = None, stage: Any = None, discover_when_empty: bool = True,
-             engine: str | None = None) -> LogsRun:
+def run_logs(
+    paths: Sequence[str],
+    *,
+    since: str | None,
+    env: Mapping[str, str],
+    home: Path,
+    platform: str,
+    now: datetime | None = None,
+    stage: Any = None,
+    discover_when_empty: bool = True,
+    engine: str | None = None,
+) -> LogsRun:
     """Scan `paths` (or the discovered client logs when there are none) and judge. ValueError: bad since.
 
     What the user names is read whole unless `since` is given; the default window (DEFAULT_SINCE) only
@@ -60,9 +72,9 @@ def run_logs(paths: Sequence[str], *, since: str | None, env: Mapping[str, str],
     srcs, skipped = sources.expand(named, since_ts=cutoff.timestamp() if cutoff else None)
     named_paths = {s.path for s in srcs} | {s.path for s in skipped}
     if discovered:
-        more, more_skipped = sources.expand([str(p) for _, p in discovered],
-                                            since_ts=cutoff.timestamp() if cutoff else None,
-                                            keep=discovery.wanted)
+        more, more_skipped = sources.expand(
+            [str(p) for _, p in discovered], since_ts=cutoff.timestamp() if cutoff else None, keep=discovery.wanted
+        )
         srcs += more
         skipped += more_skipped
     result = scanner.scan(srcs, scanner.ScanOptions(since=cutoff, now=now, engine=engine))
@@ -80,8 +92,15 @@ def run_logs(paths: Sequence[str], *, since: str | None, env: Mapping[str, str],
     return LogsRun(check, verdict, doc, result, unreadable, any(f.skipped is None for f in mine))
 
 
-def logs_command(paths: list[str], as_json: bool, since: str | None, verbose: bool, out: TextIO,
-                 err: TextIO, into: Path | None = None) -> int:
+def logs_command(
+    paths: list[str],
+    as_json: bool,
+    since: str | None,
+    verbose: bool,
+    out: TextIO,
+    err: TextIO,
+    into: Path | None = None,
+) -> int:
     """Run `capdoctor logs` and return its exit code (see the module docstring).
 
     With `into`, the dated error events also go into that history database (`capdoctor history` reads it);

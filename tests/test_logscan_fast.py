@@ -1,0 +1,291 @@
+"""The scanner's fast path is the classification engine itself: the prefilter's literal ids, the record memo and
+the reused status give exactly what `classify` gives, counts stay exact at every error density, `--since` is
+applied to errors only, and the memo stays bounded. No timing is asserted anywhere here."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from capdoctor.logscan import scanner
+from capdoctor.logscan.engine import build_prefilter
+from capdoctor.logscan.scanner import Facts, RecordMemo, ScanOptions, judge, record_key, relevant, scan_bytes
+from capdoctor.signatures import classify, extract_error, rows
+from capdoctor.signatures import engine as classifier
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+CORPUS = Path(__file__).parent / "data" / "corpus"
+
+
+def _examples() -> list[str]:
+    """Every row example, one line each (what a log line carrying it looks like)."""
+    return [" ".join(ex.split()) for sig in rows() for ex in sig.examples]
+
+
+def _corpus_texts() -> list[str]:
+    out = []
+    for half in ("tune", "tune2", "holdout"):
+        for line in (CORPUS / f"{half}.jsonl").read_text("utf-8").splitlines():
+            if line.strip():
+                out.append(json.loads(line)["text"])
+    return out
+
+
+def _hs_ids(text: str) -> list[int]:
+    pf = scanner.prefilter_for(None)
+    _, ids = pf.hits(text.encode("utf-8"))
+    return ids if ids is not None else sorted(classifier().literal_ids(text))
+
+
+def _summary(matches: list) -> list[tuple[str, float, str]]:  # type: ignore[type-arg]
+    return [(m.signature.id, m.score, m.excerpt) for m in matches]
+
+
+@pytest.mark.parametrize("source", ["examples", "corpus"])
+def test_fast_path_equals_classify(source: str) -> None:
+    """`judge` with the prefilter's ids gives the same matches (ids, scores, excerpts, order) as the reference
+    `classify(text, origin="log")`, and the same status as `extract_error` (every row example and every corpus
+    text: the corpus and field-case scores cannot move)."""
+    texts = _examples() if source == "examples" else _corpus_texts()
+    assert len(texts) > 100
+    for text in texts:
+        if not text.isascii():
+            ids: list[int] = sorted(classifier().literal_ids(text))  # what the scanner does for such a record
+        else:
+            ids = _hs_ids(text)
+        facts = judge(text, ids)
+        want = relevant(classify(text, origin="log"))
+        assert _summary(list(facts.matches)) == _summary(want), text
+        if want:
+            assert facts.status == (extract_error(text)["status"] or 0), text
+            assert facts.providers == tuple(scanner.find_provider(text, m.signature.id) for m in want), text
+
+
+def test_prefilter_ids_are_the_engines_literals() -> None:
+    """Hyperscan's match ids are the engine's literal ids, ends ascending (what `judge` relies on)."""
+    pytest.importorskip("hyperscan")
+    pf = build_prefilter(classifier().literals())
+    for text in _examples()[:200]:
+        if not text.isascii():
+            continue
+        ends, ids = pf.hits(text.encode())
+        assert ids is not None and ends == sorted(ends) and len(ends) == len(ids)
+        assert set(ids) >= classifier().literal_ids(text), text
+
+
+def _dense_log(n_lines: int, every: int, unique: bool, seed: int = 3) -> tuple[bytes, int]:
+    """Ordinary lines full of common words (404s, account, proxy, daily, retry) with one error line in `every`;
+    every line has its own timestamp and request id. Returns the log and how many error lines were planted."""
+    rng = random.Random(seed)
+    errors = [e for e in _examples() if classify(f"2026-11-29T00:00:00Z ERROR {e}", origin="log")]
+    ordinary = (
+        'INFO:     10.0.{a}.{b}:{port} - "GET /v1/models HTTP/1.1" 404 Not Found',
+        "{ts} INFO  account {n}: daily usage report sent ({n} requests, 0 errors)",
+        "{ts} DEBUG proxy: using HTTPS_PROXY from the environment for api.openai.com",
+        "{ts} INFO  retrying in 2s (attempt 1/5) after a slow first byte request_id=req_{rid}",
+        '{ts} INFO  POST /v1/chat/completions -> 200 OK "status": 200 account=daily',
+    )
+    out, planted = [], 0
+    for i in range(n_lines):
+        ts = f"2026-11-29T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
+        if every and i % every == every - 1:
+            tail = f" [seq {i}]" if unique else ""
+            out.append(f"{ts} ERROR {rng.choice(errors)} request_id=req_{rng.getrandbits(64):016x}{tail}")
+            planted += 1
+        else:
+            out.append(
+                rng.choice(ordinary).format(
+                    ts=ts, n=i, a=i % 250, b=i % 199, port=1024 + i % 60000, rid=f"{rng.getrandbits(64):016x}"
+                )
+            )
+    return ("\n".join(out) + "\n").encode(), planted
+
+
+def _counts(res: scanner.ScanResult) -> dict[str, int]:
+    return {k: v.count for k, v in res.stats.items()}
+
+
+@pytest.mark.parametrize(
+    ("every", "unique"), [(0, False), (1000, False), (100, False), (100, True), (10, False), (1, False)]
+)
+def test_counts_exact_at_every_density(every: int, unique: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every planted error line is one record; the memo and the prefilter's ids change nothing: the same scan
+    with the memo off and the pure-Python prefilter (which gives no ids) has identical statistics and events."""
+    data, planted = _dense_log(3000, every, unique)
+    fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
+    assert len(fast.events) == planted
+    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)  # every record judged afresh
+    slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
+    assert _counts(fast) == _counts(slow)
+    assert [(e.signature, e.ts, e.line, e.offset, e.model, e.retry) for e in fast.events] == [
+        (e.signature, e.ts, e.line, e.offset, e.model, e.retry) for e in slow.events
+    ]
+    for sid, stat in fast.stats.items():
+        other = slow.stats[sid]
+        assert (
+            stat.example,
+            stat.excerpt,
+            stat.example_line,
+            stat.statuses,
+            stat.providers,
+            stat.models,
+            stat.request_ids,
+            stat.first,
+            stat.last,
+        ) == (
+            other.example,
+            other.excerpt,
+            other.example_line,
+            other.statuses,
+            other.providers,
+            other.models,
+            other.request_ids,
+            other.first,
+            other.last,
+        ), sid
+
+
+def test_memo_is_used_and_bounded() -> None:
+    """A dense log repeating a few errors judges each text once (hits), and the memo never holds more than its
+    bound; a key longer than the bound is not kept."""
+    data, planted = _dense_log(2000, 5, False)
+    memo = RecordMemo(entries=8, key_bytes=2048)
+    res = scanner.ScanResult()
+    import io
+
+    from capdoctor.logscan import sources as src
+
+    scanner._FileScanner(scanner.prefilter_for(None), ScanOptions(now=NOW), "x", res, memo).run(
+        src.Reader(io.BytesIO(data), [], (OSError,), "read failed"), size_hint=len(data)
+    )
+    assert len(res.events) == planted
+    assert len(memo) <= 8 and memo.hits > 0
+    small = RecordMemo(entries=3, key_bytes=10)
+    facts = Facts("t", (), (), 0, False)
+    for i in range(10):
+        small.put(b"k%d" % i, facts)
+    assert len(small) == 3 and small.get(b"k9") is facts and small.get(b"k0") is None
+    small.put(b"x" * 11, facts)
+    assert small.get(b"x" * 11) is None
+
+
+def test_record_key_drops_only_what_differs_between_repeats() -> None:
+    """Timestamps, request/trace ids and client addresses leave the key; statuses, loopback addresses and
+    Ollama's port (which the local-server hints read) stay."""
+    a = b"2026-11-29T10:00:00.123Z ERROR Error code: 429 request_id=req_011CSHgkd83jdk3abc from 10.1.2.3:5555"
+    b = b"2026-11-30T11:59:59.999Z ERROR Error code: 429 request_id=req_99ZZZZZZZZZZZZZZZZ from 10.9.9.9:6000"
+    assert record_key(a) == record_key(b)
+    assert record_key(a) != record_key(a.replace(b"429", b"503"))
+    uuid = b"trace 550e8400-e29b-41d4-a716-446655440000 failed: overloaded"
+    assert record_key(uuid) == record_key(uuid.replace(b"550e8400", b"660f9511"))
+    local = b"connection refused http://127.0.0.1:8080 and 192.168.1.2:11434"
+    assert b"127.0.0.1:8080" in record_key(local) and b":11434" in record_key(local)
+
+
+def test_repeats_with_other_timestamps_and_ids_classify_alike() -> None:
+    """What the memo assumes, on every row example: the leading timestamp and the ids do not change a record's
+    classification."""
+    for ex in _examples():
+        one = f"2026-11-29T10:00:00.123Z ERROR {ex} request_id=req_011CSHgkd83jdk3abc"
+        two = f"2025-01-02T23:59:59.999Z ERROR {ex} request_id=req_99ZZZZZZZZZZZZZZZZZZ"
+        if record_key(one.encode()) != record_key(two.encode()):
+            continue
+        assert [m.signature.id for m in relevant(classify(one, origin="log"))] == [
+            m.signature.id for m in relevant(classify(two, origin="log"))
+        ], ex
+
+
+def test_since_counts_old_errors_only() -> None:
+    """Old error records are counted in `too_old` and nothing else; old ordinary candidate lines are no
+    errors and count nowhere."""
+    lines = [
+        "2026-11-20T10:00:00Z ERROR Error code: 429 - rate_limit_exceeded",
+        '2026-11-20T10:00:01Z INFO:     10.0.0.1:5000 - "GET /v1/models HTTP/1.1" 404 Not Found',
+        "2026-11-29T10:00:00Z ERROR Error code: 429 - rate_limit_exceeded",
+        "2026-11-20T10:00:02Z ERROR Error code: 429 - rate_limit_exceeded",
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    assert classifier().literal_ids(lines[1]) and not classify(lines[1], origin="log")  # a candidate, no error
+    res = scan_bytes(data, options=ScanOptions(now=NOW, since=datetime(2026, 11, 28, tzinfo=timezone.utc)))
+    assert res.too_old == 2
+    assert len(res.events) == 1 and res.events[0].line == 3
+    assert sum(s.count for s in res.stats.values()) >= 1
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_parallel_workers_forked_or_spawned_agree(tmp_path: Path, method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Byte ranges scanned by forked workers (which inherit the parent's engine and prefilter) or spawned ones
+    (which build their own, once per worker) count exactly what one process counts."""
+    import multiprocessing
+
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {method} start method here")
+    data, planted = _dense_log(4000, 7, False)
+    path = tmp_path / "dense.log"
+    path.write_bytes(data)
+    from capdoctor.logscan import sources
+
+    srcs, _ = sources.expand([str(path)])
+    serial = scanner.scan(srcs, ScanOptions(now=NOW, workers=1))
+    monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(scanner, "_pool_context", lambda: multiprocessing.get_context(method))
+    parallel = scanner.scan(srcs, ScanOptions(now=NOW, workers=2, chunk_bytes=8192))
+    assert len(serial.events) == len(parallel.events) == planted
+    assert _counts(parallel) == _counts(serial)
+    assert sorted(e.line for e in parallel.events) == sorted(e.line for e in serial.events)
+
+
+def test_provider_hint_by_words_equals_the_regexes() -> None:
+    """The substring shortcut of `provider_hint` names the provider the ordered regexes name, on every example,
+    every corpus text and their upper-case forms."""
+    texts = _examples() + _corpus_texts()
+    for text in texts + [t.upper() for t in texts]:
+        want = next((name for name, rx in scanner.provider_hints() if rx.search(text)), None)
+        assert scanner.provider_hint(text) == want, text
+
+
+def test_retried_shortcut_equals_the_regex() -> None:
+    """`retried` says what `_RETRY` says, on every example and corpus text and on retry wordings."""
+    texts = _examples() + _corpus_texts()
+    texts += ["Retrying in 2s", "RECONNECTING...", "attempt 3/5", "AttemptNumber=2", "retried 4 times", "x"]
+    for text in texts + [t.upper() for t in texts]:
+        assert scanner.retried(text) == bool(scanner._RETRY.search(text)), text
+
+
+def test_huge_line_split_over_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line without a newline crossing every byte range is scanned once, by the range it starts in; the
+    others find no line of their own and stop at their end (they do not read the rest of the file)."""
+    filler = b"retry account daily proxy 404 token timeout " * 2000
+    data = filler + b" Error code: 429 rate_limit_exceeded " + filler * 3 + b" Error code: 429 rate_limit_exceeded "
+    path = tmp_path / "huge.log"
+    path.write_bytes(data)
+    assert scanner._aligned_start(str(path), 1000, 5000) == 5000  # no newline in the range
+    from capdoctor.logscan import sources
+
+    srcs, _ = sources.expand([str(path)])
+    serial = scanner.scan(srcs, ScanOptions(now=NOW, workers=1))
+    monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(scanner, "CARRY_CAP", 4096)
+    parallel = scanner.scan(srcs, ScanOptions(now=NOW, workers=3, chunk_bytes=8192))
+    assert _counts(parallel) == _counts(serial) and sum(_counts(serial).values()) == 2
+
+
+def test_memo_lookup_by_the_bytes_after_the_timestamp() -> None:
+    """A record that is its timestamp plus words with nothing else to leave out is found by those words; its
+    key is what `record_key` gives. One with an id is found through the key (the ids differ between repeats)."""
+    memo = RecordMemo()
+    facts = Facts("t", (), (), 0, False)
+    one = b"2026-11-29T10:00:00.123Z ERROR Error code: 529 overloaded"
+    two = b"2026-11-30T11:00:00.999Z ERROR Error code: 529 overloaded"
+    key, found = memo.lookup(one)
+    assert found is None and key == record_key(one)
+    memo.put(key, facts, one)
+    assert memo.lookup(two) == (record_key(two), facts)
+    with_id = one + b" request_id=req_011CSHgkd83jdk3abc"
+    key, found = memo.lookup(with_id)
+    memo.put(key, facts, with_id)
+    assert memo.lookup(two + b" request_id=req_99ZZZZZZZZZZZZZZZZZZ") == (key, facts)
