@@ -16,11 +16,32 @@ from typing import Any
 import pytest
 
 ISOLATED_PREFIXES = (
-    "OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "OPENROUTER_", "AZURE_OPENAI", "CODEX_", "CLAUDE_",
-    "OLLAMA_", "CAPDOCTOR_", "DEEPSEEK_", "MOONSHOT_",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "GEMINI_",
+    "GOOGLE_",
+    "OPENROUTER_",
+    "AZURE_OPENAI",
+    "CODEX_",
+    "CLAUDE_",
+    "OLLAMA_",
+    "CAPDOCTOR_",
+    "DEEPSEEK_",
+    "MOONSHOT_",
 )
-PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
-              "all_proxy", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE")
+PROXY_VARS = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -64,15 +85,25 @@ def sim(request: pytest.FixtureRequest) -> Iterator[Any]:
         server.stop()
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
-            cwd: str | Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    cwd: str | Path | None = None,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run `python -m capdoctor ARGS` as a real subprocess with the test's (isolated) environment."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "capdoctor", *args],
-        capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd,
-        input=stdin, check=False,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=cwd,
+        input=stdin,
+        check=False,
     )
 
 

@@ -131,21 +131,32 @@ class ForwardProxy:
                 self._stop.wait()
                 conn.close()
             elif mode == "407":
-                conn.sendall(b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic "
-                             b'realm="test"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')
+                conn.sendall(
+                    b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic "
+                    b'realm="test"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'
+                )
                 conn.close()
             elif mode == "502":
-                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: "
-                             + str(len(BAD_GATEWAY_HTML)).encode() + b"\r\nConnection: close\r\n\r\n"
-                             + BAD_GATEWAY_HTML)
+                conn.sendall(
+                    b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: "
+                    + str(len(BAD_GATEWAY_HTML)).encode()
+                    + b"\r\nConnection: close\r\n\r\n"
+                    + BAD_GATEWAY_HTML
+                )
                 conn.close()
             elif mode == "portal":
                 if method == "CONNECT":
-                    conn.sendall(b"HTTP/1.1 302 Found\r\nLocation: http://login.hotel-wifi.test/login\r\n"
-                                 b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+                    conn.sendall(
+                        b"HTTP/1.1 302 Found\r\nLocation: http://login.hotel-wifi.test/login\r\n"
+                        b"Content-Length: 0\r\nConnection: close\r\n\r\n"
+                    )
                 else:
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: "
-                                 + str(len(PORTAL_HTML)).encode() + b"\r\nConnection: close\r\n\r\n" + PORTAL_HTML)
+                    conn.sendall(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: "
+                        + str(len(PORTAL_HTML)).encode()
+                        + b"\r\nConnection: close\r\n\r\n"
+                        + PORTAL_HTML
+                    )
                 conn.close()
             elif method == "CONNECT":
                 self._tunnel(conn, target)
@@ -234,14 +245,19 @@ class _OriginHandler(BaseHTTPRequestHandler):
             self.server.stop_event.wait()
             return
         if self.path.startswith("/cdn-cgi/trace"):
-            text = f"fl=1f1\nh=localhost\nip=127.0.0.1\nts=0\nvisit_scheme=http\ncolo={self.server.colo}\n" \
-                   f"loc={self.server.loc}\ntls=TLSv1.3\nwarp=off\n"
+            text = (
+                f"fl=1f1\nh=localhost\nip=127.0.0.1\nts=0\nvisit_scheme=http\ncolo={self.server.colo}\n"
+                f"loc={self.server.loc}\ntls=TLSv1.3\nwarp=off\n"
+            )
             self._send(200, text.encode(), "text/plain")
         elif mode == "portal":
             self._send(200, PORTAL_HTML, "text/html")
         elif self.path.rstrip("/").endswith("/models"):
-            self._send(200, json.dumps({"object": "list", "data": [{"id": "gpt-test", "object": "model"}]}).encode(),
-                       "application/json")
+            self._send(
+                200,
+                json.dumps({"object": "list", "data": [{"id": "gpt-test", "object": "model"}]}).encode(),
+                "application/json",
+            )
         else:
             self._send(404, b'{"error": {"message": "not found"}}', "application/json")
 
@@ -272,8 +288,7 @@ class Origin:
         if tls is not None:
             self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
 
     @property
     def server(self) -> _OriginServer:

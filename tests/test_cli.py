@@ -18,8 +18,17 @@ STAGE_ORDER = ["models", "status", "paths", "proxy", "quota", "client", "hardwar
 
 def test_exit_codes_are_pinned() -> None:
     assert {e.name: int(e) for e in ExitCode} == {
-        "OK": 0, "INTERNAL": 1, "USAGE": 2, "CAPACITY": 3, "QUOTA": 4, "ACCOUNT": 5, "NETWORK": 6,
-        "HARDWARE": 7, "CLIENT": 8, "INCONCLUSIVE": 9, "NO_FALLBACK": 10,
+        "OK": 0,
+        "INTERNAL": 1,
+        "USAGE": 2,
+        "CAPACITY": 3,
+        "QUOTA": 4,
+        "ACCOUNT": 5,
+        "NETWORK": 6,
+        "HARDWARE": 7,
+        "CLIENT": 8,
+        "INCONCLUSIVE": 9,
+        "NO_FALLBACK": 10,
     }
     assert for_verdict("none") == 0 and for_verdict("inconclusive") == 9 and for_verdict("capacity") == 3
 
@@ -50,16 +59,19 @@ def test_checks_lists_every_stage_in_order(cli: Any) -> None:
     assert ids == STAGE_ORDER
 
 
-@pytest.mark.parametrize("args", [
-    ["check", "nope"],
-    ["diagnose", "--only", "models,bogus"],
-    ["diagnose", "--bogus-flag"],
-    ["diagnose", "--timeout", "abc"],
-    ["demo", "--scenario", "no-such-scenario"],
-    ["diagnose", "--report", "out.txt", "--only", "proxy"],
-    ["diagnose", "--report", "no/such/dir/out.md", "--only", "proxy"],
-    ["logs", "/no/such/log/file.log"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "nope"],
+        ["diagnose", "--only", "models,bogus"],
+        ["diagnose", "--bogus-flag"],
+        ["diagnose", "--timeout", "abc"],
+        ["demo", "--scenario", "no-such-scenario"],
+        ["diagnose", "--report", "out.txt", "--only", "proxy"],
+        ["diagnose", "--report", "no/such/dir/out.md", "--only", "proxy"],
+        ["logs", "/no/such/log/file.log"],
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(cli: Any, args: list[str], tmp_path: Path) -> None:
     proc = cli(*args, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr

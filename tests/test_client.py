@@ -156,8 +156,14 @@ def test_config_parsers_read_model_base_url_and_key_variable_but_never_secrets()
 
 
 def test_config_findings_are_pure_given_a_port_probe() -> None:
-    relay = ClientConfig("codex", "~/.codex/config.toml", provider="relay", model="gpt-5.5",
-                         base_url="http://127.0.0.1:3000/v1", key_env="RELAY_KEY")
+    relay = ClientConfig(
+        "codex",
+        "~/.codex/config.toml",
+        provider="relay",
+        model="gpt-5.5",
+        base_url="http://127.0.0.1:3000/v1",
+        key_env="RELAY_KEY",
+    )
     asked: list[tuple[str, int]] = []
 
     def port_open(host: str, port: int) -> bool:

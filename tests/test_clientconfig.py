@@ -46,8 +46,10 @@ def test_codex_custom_provider_values_carry_their_source() -> None:
 
 
 def test_codex_builtin_openai_ignores_a_table_reusing_its_id() -> None:
-    cfg = parse_codex_config('model = "o4"\nopenai_base_url = "https://gw.example/v1"\n'
-                             '[model_providers.openai]\nbase_url = "http://x"\n', CODEX)
+    cfg = parse_codex_config(
+        'model = "o4"\nopenai_base_url = "https://gw.example/v1"\n[model_providers.openai]\nbase_url = "http://x"\n',
+        CODEX,
+    )
     assert cfg.provider_id == "openai" and cfg.provider is None
     assert cfg.openai_base_url is not None and cfg.openai_base_url.source == f"{CODEX} openai_base_url"
 
@@ -72,9 +74,22 @@ def test_codex_invalid_toml_names_file_and_keeps_the_parser_detail() -> None:
 
 
 def test_claude_env_block_keeps_scalars_in_order_and_hides_values_from_repr() -> None:
-    s = parse_claude_settings(json.dumps({"model": "opus", "env": {
-        "ANTHROPIC_BASE_URL": "http://127.0.0.1:8787", "ANTHROPIC_AUTH_TOKEN": "sk-ant-test-fake-token-9",
-        "MAX_TOKENS": 8000, "DEBUG": True, "NESTED": {"a": 1}, "NULL": None}}), CLAUDE)
+    s = parse_claude_settings(
+        json.dumps(
+            {
+                "model": "opus",
+                "env": {
+                    "ANTHROPIC_BASE_URL": "http://127.0.0.1:8787",
+                    "ANTHROPIC_AUTH_TOKEN": "sk-ant-test-fake-token-9",
+                    "MAX_TOKENS": 8000,
+                    "DEBUG": True,
+                    "NESTED": {"a": 1},
+                    "NULL": None,
+                },
+            }
+        ),
+        CLAUDE,
+    )
     assert [e.name for e in s.env] == ["ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "MAX_TOKENS", "DEBUG"]
     env = s.env_map()
     assert env["MAX_TOKENS"].value == "8000" and env["DEBUG"].value == "True"
@@ -106,7 +121,10 @@ def test_gemini_model_nested_or_legacy() -> None:
 def test_dotenv_lines() -> None:
     got = parse_dotenv("# comment\nexport https_proxy='http://u:p@h:1'\n\nNO_PROXY = localhost\nbroken\nA=\n", ".env")
     assert [(s.name, s.value, s.line) for s in got] == [
-        ("https_proxy", "http://u:p@h:1", 2), ("NO_PROXY", "localhost", 4), ("A", "", 6)]
+        ("https_proxy", "http://u:p@h:1", 2),
+        ("NO_PROXY", "localhost", 4),
+        ("A", "", 6),
+    ]
     assert got[0].source == ".env"
 
 

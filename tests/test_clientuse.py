@@ -192,15 +192,15 @@ def test_an_sdk_user_gets_the_model_parameter_not_codex(cli: Any, sim: Any, home
     ("client", "expected"),
     [
         (ClientInUse("codex", "Codex CLI"), "capdoctor fallback --format codex --model gpt-5.5"),
-        (ClientInUse("sdk", "OpenAI Python SDK", package="openai"),
-         "capdoctor fallback --format openai-python --model gpt-5.5"),
+        (
+            ClientInUse("sdk", "OpenAI Python SDK", package="openai"),
+            "capdoctor fallback --format openai-python --model gpt-5.5",
+        ),
         (ClientInUse("unknown", "not identified"), "capdoctor fallback --format litellm --model gpt-5.5"),
         (None, "capdoctor fallback --format litellm --model gpt-5.5"),
     ],
 )
-def test_the_fallback_step_names_the_format_the_client_in_use_loads(
-    client: ClientInUse | None, expected: str
-) -> None:
+def test_the_fallback_step_names_the_format_the_client_in_use_loads(client: ClientInUse | None, expected: str) -> None:
     step = NextStep("Generate a fallback pool.", "capdoctor fallback --format litellm --model gpt-5.5")
     verdict = decide([_result(Cause.CAPACITY, (step,))], client)
     assert expected in [s.command for s in verdict.next_steps]

@@ -13,12 +13,15 @@ from capdoctor.context import Context
 from capdoctor.engine import env_secrets
 
 
-@pytest.mark.parametrize(("platform", "env", "expected"), [
-    ("linux", {}, "/h/.config/capdoctor"),
-    ("linux", {"XDG_CONFIG_HOME": "/x"}, "/x/capdoctor"),
-    ("darwin", {}, "/h/Library/Application Support/capdoctor"),
-    ("win32", {"APPDATA": "C:/Users/u/AppData/Roaming"}, "C:/Users/u/AppData/Roaming/capdoctor"),
-])
+@pytest.mark.parametrize(
+    ("platform", "env", "expected"),
+    [
+        ("linux", {}, "/h/.config/capdoctor"),
+        ("linux", {"XDG_CONFIG_HOME": "/x"}, "/x/capdoctor"),
+        ("darwin", {}, "/h/Library/Application Support/capdoctor"),
+        ("win32", {"APPDATA": "C:/Users/u/AppData/Roaming"}, "C:/Users/u/AppData/Roaming/capdoctor"),
+    ],
+)
 def test_config_dir_per_platform(platform: str, env: dict[str, str], expected: str) -> None:
     ctx = Context(env=env, home=Path("/h"), cwd=Path("."), platform=platform)
     assert ctx.config_dir.as_posix().rstrip("/") == expected
@@ -37,8 +40,7 @@ def test_timeout_never_exceeds_deadline() -> None:
 
 
 def test_env_secrets_are_found_by_name() -> None:
-    env = {"OPENAI_API_KEY": "sk-test-fake-0123456789", "MY_TOKEN": "abcdefgh12", "PATH": "/usr/bin",
-           "SHORT_KEY": "x"}
+    env = {"OPENAI_API_KEY": "sk-test-fake-0123456789", "MY_TOKEN": "abcdefgh12", "PATH": "/usr/bin", "SHORT_KEY": "x"}
     assert sorted(env_secrets(env)) == ["abcdefgh12", "sk-test-fake-0123456789"]
 
 
@@ -61,7 +63,11 @@ def test_registry_rows_match_the_check_classes() -> None:
         check = load(info)
         assert isinstance(check, Registered)  # its metadata is read from the row, not written twice
         assert (check.id, check.title, check.stage, check.description) == (
-            info.id, info.title, info.stage, info.description)
+            info.id,
+            info.title,
+            info.stage,
+            info.description,
+        )
 
 
 def test_check_metadata_is_written_only_in_the_registry() -> None:

@@ -56,14 +56,19 @@ def test_env_key_alone_gives_an_openai_target(home: Path, cwd: Path) -> None:
 
 
 def test_precedence_and_sources(home: Path, cwd: Path) -> None:
-    write(cwd / "capdoctor.toml", 'provider = "anthropic"\nmodel = "claude-from-project"\n'
-                                  'alt_models = ["claude-haiku-4-5"]\n')
+    write(
+        cwd / "capdoctor.toml",
+        'provider = "anthropic"\nmodel = "claude-from-project"\nalt_models = ["claude-haiku-4-5"]\n',
+    )
     write(home / ".config/capdoctor/capdoctor.toml", 'model = "claude-from-user"\nbase_url = "https://user.example"\n')
-    env = {"ANTHROPIC_BASE_URL": "https://env.example", "ANTHROPIC_MODEL": "claude-from-env",
-           "ANTHROPIC_API_KEY": FAKE, "XDG_CONFIG_HOME": str(home / ".config")}
+    env = {
+        "ANTHROPIC_BASE_URL": "https://env.example",
+        "ANTHROPIC_MODEL": "claude-from-env",
+        "ANTHROPIC_API_KEY": FAKE,
+        "XDG_CONFIG_HOME": str(home / ".config"),
+    }
     t = find(home, cwd, env)
-    assert (t.provider, t.model, t.base_url) == ("anthropic", "claude-from-project",
-                                                 "https://user.example")
+    assert (t.provider, t.model, t.base_url) == ("anthropic", "claude-from-project", "https://user.example")
     assert t.sources["model"] == "./capdoctor.toml" or t.sources["model"].endswith("project/capdoctor.toml")
     assert t.sources["base_url"].endswith(".config/capdoctor/capdoctor.toml")
     assert t.alt_models == ("claude-haiku-4-5",)
@@ -73,16 +78,20 @@ def test_precedence_and_sources(home: Path, cwd: Path) -> None:
 
 
 def test_env_beats_client_configs(home: Path, cwd: Path) -> None:
-    write(home / ".claude/settings.json", json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8787",
-                                                               "ANTHROPIC_MODEL": "claude-settings"}}))
+    write(
+        home / ".claude/settings.json",
+        json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8787", "ANTHROPIC_MODEL": "claude-settings"}}),
+    )
     t = find(home, cwd, {"ANTHROPIC_BASE_URL": "https://gateway.example", "ANTHROPIC_API_KEY": FAKE})
     assert t.base_url == "https://gateway.example"
     assert t.model == "claude-settings" and t.sources["model"] == "~/.claude/settings.json env"
 
 
 def test_claude_settings_alone(home: Path, cwd: Path) -> None:
-    write(home / ".claude/settings.json", json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8787",
-                                                               "ANTHROPIC_AUTH_TOKEN": FAKE}}))
+    write(
+        home / ".claude/settings.json",
+        json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8787", "ANTHROPIC_AUTH_TOKEN": FAKE}}),
+    )
     t = find(home, cwd)
     assert t.provider == "anthropic" and t.base_url == "http://127.0.0.1:8787"
     assert t.api_key == FAKE and t.api_key_env == "ANTHROPIC_AUTH_TOKEN"
@@ -98,12 +107,19 @@ def test_claude_config_dir_is_honoured(home: Path, cwd: Path, tmp_path: Path) ->
 
 
 def test_codex_custom_provider(home: Path, cwd: Path) -> None:
-    write(home / "codexhome/config.toml", 'model = "gpt-5.5"\nmodel_provider = "relay"\n\n'
-          '[model_providers.relay]\nname = "Relay"\nbase_url = "https://relay.example/v1"\n'
-          'env_key = "RELAY_KEY"\nwire_api = "responses"\n')
+    write(
+        home / "codexhome/config.toml",
+        'model = "gpt-5.5"\nmodel_provider = "relay"\n\n'
+        '[model_providers.relay]\nname = "Relay"\nbase_url = "https://relay.example/v1"\n'
+        'env_key = "RELAY_KEY"\nwire_api = "responses"\n',
+    )
     t = find(home, cwd, {"CODEX_HOME": str(home / "codexhome"), "RELAY_KEY": FAKE})
     assert (t.provider, t.base_url, t.model, t.wire_api) == (
-        "openai-compatible", "https://relay.example/v1", "gpt-5.5", "responses")
+        "openai-compatible",
+        "https://relay.example/v1",
+        "gpt-5.5",
+        "responses",
+    )
     assert t.api_key == FAKE and t.api_key_env == "RELAY_KEY"
     assert "[model_providers.relay]" in t.sources["base_url"]
 
@@ -118,8 +134,7 @@ def test_codex_builtin_openai_speaks_responses(home: Path, cwd: Path) -> None:
 def test_provider_inferred_from_flags(home: Path, cwd: Path) -> None:
     assert find(home, cwd, model="claude-opus-4-7").provider == "anthropic"
     assert find(home, cwd, base_url="https://generativelanguage.googleapis.com").provider == "gemini"
-    assert find(home, cwd, base_url="http://127.0.0.1:11434/v1", model="llama3").provider == \
-        "openai-compatible"
+    assert find(home, cwd, base_url="http://127.0.0.1:11434/v1", model="llama3").provider == "openai-compatible"
     assert find(home, cwd, provider="ollama", model="llama3").provider == "openai-compatible"
 
 
@@ -137,8 +152,7 @@ def test_malformed_toml_names_file_and_line(home: Path, cwd: Path) -> None:
 
 
 def broken_files(home: Path, cwd: Path, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    return [f for f in describe(None, env or {}, home, cwd, "linux")["findings"]
-            if f["kind"] == "client_config_broken"]
+    return [f for f in describe(None, env or {}, home, cwd, "linux")["findings"] if f["kind"] == "client_config_broken"]
 
 
 def test_malformed_codex_toml_is_a_finding_not_a_stop(home: Path, cwd: Path) -> None:
@@ -159,8 +173,10 @@ def test_codex_wrong_type_is_left_out_and_named_with_its_line(home: Path, cwd: P
 
 
 def test_unusable_base_url_in_a_client_file_is_left_out_and_named(home: Path, cwd: Path) -> None:
-    write(home / ".codex/config.toml", 'model_provider = "relay"\n[model_providers.relay]\n'
-                                       'base_url = "http://[::1/v1"\nenv_key = "RELAY_KEY"\n')
+    write(
+        home / ".codex/config.toml",
+        'model_provider = "relay"\n[model_providers.relay]\nbase_url = "http://[::1/v1"\nenv_key = "RELAY_KEY"\n',
+    )
     t = find(home, cwd, {"RELAY_KEY": FAKE})
     assert "[::1" not in t.base_url and t.sources["base_url"] == "default"
     [broken] = broken_files(home, cwd)
@@ -168,8 +184,10 @@ def test_unusable_base_url_in_a_client_file_is_left_out_and_named(home: Path, cw
 
 
 def test_claude_project_settings_override_user_settings(home: Path, cwd: Path) -> None:
-    write(home / ".claude/settings.json", json.dumps({"env": {"ANTHROPIC_MODEL": "claude-user",
-                                                               "ANTHROPIC_BASE_URL": "https://user.example"}}))
+    write(
+        home / ".claude/settings.json",
+        json.dumps({"env": {"ANTHROPIC_MODEL": "claude-user", "ANTHROPIC_BASE_URL": "https://user.example"}}),
+    )
     write(cwd / ".claude/settings.local.json", json.dumps({"env": {"ANTHROPIC_MODEL": "claude-local"}}))
     t = find(home, cwd)
     assert (t.provider, t.model, t.base_url) == ("anthropic", "claude-local", "https://user.example")
@@ -185,20 +203,24 @@ def test_malformed_claude_json_is_a_finding_with_its_line(home: Path, cwd: Path)
     assert broken["message"].startswith("~/.claude/settings.json:4: invalid JSON")
 
 
-@pytest.mark.parametrize(("flags", "phrase"), [
-    ({"base_url": ""}, "--base-url '' (flag --base-url) is empty"),
-    ({"model": ""}, "--model '' (flag --model) is empty"),
-    ({"model": "  "}, "is empty"),
-    ({"provider": ""}, "--provider '' (flag --provider) is empty"),
-    ({"alt_models": ("",)}, "--alt-model '' (flag --alt-model) is empty"),
-    ({"api_key_env": "MY KEY"}, "contains a blank"),
-    ({"base_url": "http://[::1"}, "Invalid IPv6 URL"),
-    ({"base_url": "http://h:70000/v1"}, "out of range"),
-    ({"base_url": "http://h/v1\r\nX: y"}, "carriage return"),
-    ({"model": "gpt\n5"}, "control character"),
-])
-def test_empty_or_unusable_flags_are_refused_not_replaced(home: Path, cwd: Path, flags: dict[str, Any],
-                                                         phrase: str) -> None:
+@pytest.mark.parametrize(
+    ("flags", "phrase"),
+    [
+        ({"base_url": ""}, "--base-url '' (flag --base-url) is empty"),
+        ({"model": ""}, "--model '' (flag --model) is empty"),
+        ({"model": "  "}, "is empty"),
+        ({"provider": ""}, "--provider '' (flag --provider) is empty"),
+        ({"alt_models": ("",)}, "--alt-model '' (flag --alt-model) is empty"),
+        ({"api_key_env": "MY KEY"}, "contains a blank"),
+        ({"base_url": "http://[::1"}, "Invalid IPv6 URL"),
+        ({"base_url": "http://h:70000/v1"}, "out of range"),
+        ({"base_url": "http://h/v1\r\nX: y"}, "carriage return"),
+        ({"model": "gpt\n5"}, "control character"),
+    ],
+)
+def test_empty_or_unusable_flags_are_refused_not_replaced(
+    home: Path, cwd: Path, flags: dict[str, Any], phrase: str
+) -> None:
     with pytest.raises(UsageError, match=re.escape(phrase)):
         discover(DiscoveryFlags(**flags), {"OPENAI_API_KEY": FAKE}, home, cwd, "linux")
 
@@ -228,8 +250,10 @@ def test_wrong_types_and_values(home: Path, cwd: Path) -> None:
 
 def test_options(home: Path, cwd: Path) -> None:
     env = {"XDG_CONFIG_HOME": str(home / ".config")}
-    write(home / ".config/capdoctor/capdoctor.toml",
-          '[options]\nstatus_url = "http://user"\nsince = "2h"\nmodels.max_attempts = 2\n')
+    write(
+        home / ".config/capdoctor/capdoctor.toml",
+        '[options]\nstatus_url = "http://user"\nsince = "2h"\nmodels.max_attempts = 2\n',
+    )
     write(cwd / "capdoctor.toml", '[options]\nstatus_url = "http://project"\n')
     opts = load_options(read_config_files(cwd, home, env, "linux"), {"since": "3d"}, env)
     assert (opts["status_url"], opts["since"], opts["models.max_attempts"]) == ("http://project", "3d", 2)
@@ -241,14 +265,18 @@ def test_options(home: Path, cwd: Path) -> None:
 
 def test_bad_option_values_name_value_file_and_line(home: Path, cwd: Path) -> None:
     write(cwd / "capdoctor.toml", '[options]\n"models.max_attempts" = "three"\n')
-    with pytest.raises(UsageError, match=re.escape(
-            f"option 'models.max_attempts' 'three' ({cwd}/capdoctor.toml:2) must be a whole number")):
+    with pytest.raises(
+        UsageError,
+        match=re.escape(f"option 'models.max_attempts' 'three' ({cwd}/capdoctor.toml:2) must be a whole number"),
+    ):
         load_options(read_config_files(cwd, home, {}, "linux"), {}, {})
 
 
 def test_unknown_tables_and_keys_are_named_with_the_closest_name(home: Path, cwd: Path) -> None:
-    write(cwd / "capdoctor.toml", '[optoins]\nsince = "1d"\n[target]\nmodle = "x"\n[options]\nsince = "2d"\n'
-                                  'status_ulr = "http://x"\n')
+    write(
+        cwd / "capdoctor.toml",
+        '[optoins]\nsince = "1d"\n[target]\nmodle = "x"\n[options]\nsince = "2d"\nstatus_ulr = "http://x"\n',
+    )
     warnings = config_warnings(read_config_files(cwd, home, {}, "linux"))
     assert warnings == [
         f"{cwd}/capdoctor.toml: unknown table [optoins] (did you mean [options]?)",

@@ -136,8 +136,10 @@ def test_the_default_format_is_the_one_the_client_in_use_loads(client: ClientInU
 
 
 def test_a_saved_report_names_its_client_else_its_target_does() -> None:
-    saved = {"client": {"id": "sdk", "name": "Anthropic Python SDK", "package": "anthropic"},
-             "target": {"provider": "anthropic", "client": "claude"}}
+    saved = {
+        "client": {"id": "sdk", "name": "Anthropic Python SDK", "package": "anthropic"},
+        "target": {"provider": "anthropic", "client": "claude"},
+    }
     assert report_client(saved).fallback_format == "anthropic-python"
     assert report_client({"target": {"provider": "anthropic", "client": "claude"}}).fallback_format == "claude-code"
     assert report_client({"target": {"provider": "openai"}}).fallback_format == "litellm"

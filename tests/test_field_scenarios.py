@@ -82,8 +82,18 @@ def run_scenario(spec: dict[str, Any], scenario: Any, tmp_path: Path, home: Path
             encoding="utf-8",
         )
         with _applied(spec.get("setup", ""), SetupEnv(sim=sim, home=home, tmp=tmp_path)) as extra:
-            args = ["diagnose", "--json", "--timeout", str(spec.get("timeout", RUN_TIMEOUT)),
-                    "--provider", provider, "--base-url", base_url, "--model", model]
+            args = [
+                "diagnose",
+                "--json",
+                "--timeout",
+                str(spec.get("timeout", RUN_TIMEOUT)),
+                "--provider",
+                provider,
+                "--base-url",
+                base_url,
+                "--model",
+                model,
+            ]
             for alt in alts:
                 args += ["--alt-model", alt]
             args += [_fill(a, sim, home, base_url) for a in spec.get("args", [])] + list(extra.get("args", []))
@@ -93,8 +103,10 @@ def run_scenario(spec: dict[str, Any], scenario: Any, tmp_path: Path, home: Path
     assert proc.stdout.strip(), f"no JSON on stdout; stderr: {proc.stderr[-2000:]}"
     report = json.loads(proc.stdout)
     summary = {c["id"]: (c["status"], c["summary"]) for c in report["checks"]}
-    context = (f"{spec.get('description', '')}: verdict {report['verdict']}\nchecks {json.dumps(summary, indent=1)}\n"
-               f"stderr {proc.stderr[-1500:]}")
+    context = (
+        f"{spec.get('description', '')}: verdict {report['verdict']}\nchecks {json.dumps(summary, indent=1)}\n"
+        f"stderr {proc.stderr[-1500:]}"
+    )
     return proc, report, context
 
 

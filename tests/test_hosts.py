@@ -10,11 +10,24 @@ from capdoctor.hosts import hostname, is_loopback, is_loopback_host, port_open, 
 from tests.conftest import free_port
 
 
-@pytest.mark.parametrize(("host", "expected"), [
-    ("localhost", True), ("LOCALHOST", True), ("localhost.localdomain", True), ("api.localhost", True),
-    ("127.0.0.1", True), ("127.8.9.10", True), ("::1", True), ("[::1]", True),
-    ("0.0.0.0", False), ("10.0.0.1", False), ("198.18.0.1", False), ("api.openai.com", False), ("", False),
-])
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("localhost", True),
+        ("LOCALHOST", True),
+        ("localhost.localdomain", True),
+        ("api.localhost", True),
+        ("127.0.0.1", True),
+        ("127.8.9.10", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("10.0.0.1", False),
+        ("198.18.0.1", False),
+        ("api.openai.com", False),
+        ("", False),
+    ],
+)
 def test_loopback_hosts(host: str, expected: bool) -> None:
     assert is_loopback_host(host) is expected
 

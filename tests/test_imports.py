@@ -59,8 +59,11 @@ def _graph() -> dict[str, set[str]]:
 
 def test_no_package_init_imports_its_own_submodules() -> None:
     graph = _graph()
-    offenders = {pkg: sorted(d for d in deps if d.startswith(pkg + "."))
-                 for pkg, deps in graph.items() if (SRC / pkg.replace(".", "/") / "__init__.py").exists()}
+    offenders = {
+        pkg: sorted(d for d in deps if d.startswith(pkg + "."))
+        for pkg, deps in graph.items()
+        if (SRC / pkg.replace(".", "/") / "__init__.py").exists()
+    }
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
@@ -72,7 +75,7 @@ def test_top_level_import_graph_is_acyclic() -> None:
         state[node] = 1
         for dep in sorted(graph.get(node, ())):
             if state.get(dep) == 1:
-                raise AssertionError("import cycle: " + " -> ".join([*trail[trail.index(dep):], dep]))
+                raise AssertionError("import cycle: " + " -> ".join([*trail[trail.index(dep) :], dep]))
             if dep not in state:
                 visit(dep, [*trail, dep])
         state[node] = 2

@@ -33,40 +33,52 @@ def _write(path: Path, text: str, *, age_days: float = 0.0) -> Path:
 
 
 def _codex_home(home: Path) -> None:
-    _write(home / ".codex/log/codex-tui.log",
-           "2026-11-29T09:00:00.000Z ERROR codex_core: stream disconnected before completion: "
-           "Selected model is at capacity. Please try a different model. model=gpt-5.5\n" * 3)
-    _write(home / ".codex/sessions/2026/11/29/rollout-2026-11-29T09-00-00-abc.jsonl",
-           '{"timestamp":"2026-11-29T09:01:00Z","type":"event_msg","payload":{"type":"error",'
-           '"message":"Selected model is at capacity. Please try a different model."}}\n')
+    _write(
+        home / ".codex/log/codex-tui.log",
+        "2026-11-29T09:00:00.000Z ERROR codex_core: stream disconnected before completion: "
+        "Selected model is at capacity. Please try a different model. model=gpt-5.5\n" * 3,
+    )
+    _write(
+        home / ".codex/sessions/2026/11/29/rollout-2026-11-29T09-00-00-abc.jsonl",
+        '{"timestamp":"2026-11-29T09:01:00Z","type":"event_msg","payload":{"type":"error",'
+        '"message":"Selected model is at capacity. Please try a different model."}}\n',
+    )
     _write(home / ".codex/auth.json", '{"OPENAI_API_KEY":"' + FAKE_KEY + '","note":"server_is_overloaded"}')
 
 
 def _claude_home(home: Path) -> None:
-    _write(home / ".claude/projects/-home-me-app/0b1c.jsonl",
-           '{"timestamp":"2026-11-29T10:00:00Z","type":"assistant","isApiErrorMessage":true,"message":'
-           '{"content":[{"type":"text","text":"API Error: 400 {\\"type\\":\\"error\\",\\"error\\":{\\"type\\":'
-           '\\"invalid_request_error\\",\\"message\\":\\"Your credit balance is too low to access the Anthropic '
-           'API.\\"}}"}]}}\n')
+    _write(
+        home / ".claude/projects/-home-me-app/0b1c.jsonl",
+        '{"timestamp":"2026-11-29T10:00:00Z","type":"assistant","isApiErrorMessage":true,"message":'
+        '{"content":[{"type":"text","text":"API Error: 400 {\\"type\\":\\"error\\",\\"error\\":{\\"type\\":'
+        '\\"invalid_request_error\\",\\"message\\":\\"Your credit balance is too low to access the Anthropic '
+        'API.\\"}}"}]}}\n',
+    )
 
 
 def _gemini_home(home: Path) -> None:
-    _write(home / ".gemini/tmp/5f2a/logs.json",
-           '[{"timestamp":"2026-11-29T11:00:00Z","message":"[API Error: You exceeded your current quota, '
-           'please check your plan and billing details. Quota exceeded for metric: '
-           'generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0]"}]\n')
+    _write(
+        home / ".gemini/tmp/5f2a/logs.json",
+        '[{"timestamp":"2026-11-29T11:00:00Z","message":"[API Error: You exceeded your current quota, '
+        "please check your plan and billing details. Quota exceeded for metric: "
+        'generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0]"}]\n',
+    )
     _write(home / ".gemini/settings.json", '{"note":"insufficient_quota should never be read"}')
 
 
 def _copilot_home(home: Path) -> None:
-    _write(home / ".copilot/logs/session-1.log",
-           "2026-11-29T12:00:00Z [ERROR] Request Error: (FetchError) self signed certificate in certificate chain\n")
+    _write(
+        home / ".copilot/logs/session-1.log",
+        "2026-11-29T12:00:00Z [ERROR] Request Error: (FetchError) self signed certificate in certificate chain\n",
+    )
 
 
 def _ollama_home(home: Path) -> None:
-    _write(home / ".ollama/logs/server.log",
-           "time=2026-11-29T13:00:00.000Z level=ERROR source=server.go msg=\"llama runner terminated\" "
-           "error=\"CUDA error: out of memory\"\n")
+    _write(
+        home / ".ollama/logs/server.log",
+        'time=2026-11-29T13:00:00.000Z level=ERROR source=server.go msg="llama runner terminated" '
+        'error="CUDA error: out of memory"\n',
+    )
 
 
 LAYOUTS = {
@@ -79,8 +91,7 @@ LAYOUTS = {
 
 
 def _ctx(home: Path, **options: Any) -> Context:
-    return Context(env={}, home=home, cwd=home, options=dict(options), platform="linux",
-                   now=lambda: NOW)
+    return Context(env={}, home=home, cwd=home, options=dict(options), platform="linux", now=lambda: NOW)
 
 
 @pytest.mark.parametrize("client", sorted(LAYOUTS))
@@ -143,8 +154,7 @@ def test_named_logs_via_target_and_options(tmp_path: Path) -> None:
     a = _write(tmp_path / "a.log", "2026-11-29T09:00:00Z ggml_vulkan: Device memory allocation of size 1 failed.\n")
     b = _write(tmp_path / "b.log", "2026-11-29T09:00:00Z cudaMalloc failed: out of memory\n")
     ctx = _ctx(tmp_path / "nohome", logs=str(b))
-    ctx.target = Target(provider="openai-compatible", base_url="http://127.0.0.1:11434/v1", model="llama3",
-                        logs=(a,))
+    ctx.target = Target(provider="openai-compatible", base_url="http://127.0.0.1:11434/v1", model="llama3", logs=(a,))
     result = LogsCheck().run(ctx)
     assert result.status is Status.WARN and result.data["read"] == 2
     assert {f.cause for f in result.findings if f.strength is not Strength.CONTEXT} == {Cause.HARDWARE}
@@ -157,8 +167,12 @@ def test_pass_when_logs_are_clean(tmp_path: Path) -> None:
 
 
 def test_strength_follows_count_and_pattern_findings(tmp_path: Path) -> None:
-    lines = [f"2026-11-{d:02d}T{h:02d}:{m:02d}:00Z ERROR Selected model is at capacity. model=gpt-5.5\n"
-             for d in (27, 28, 29) for h in (14, 15) for m in (0, 20)]
+    lines = [
+        f"2026-11-{d:02d}T{h:02d}:{m:02d}:00Z ERROR Selected model is at capacity. model=gpt-5.5\n"
+        for d in (27, 28, 29)
+        for h in (14, 15)
+        for m in (0, 20)
+    ]
     _write(tmp_path / "x.log", "".join(lines))
     run = run_logs([str(tmp_path / "x.log")], since="all", env={}, home=tmp_path, platform="linux", now=NOW)
     f = next(f for f in run.check.findings if f.data.get("signature") == "codex.selected_model_at_capacity")
@@ -170,9 +184,11 @@ def test_strength_follows_count_and_pattern_findings(tmp_path: Path) -> None:
 
 
 def test_json_document_shape_and_redaction(tmp_path: Path) -> None:
-    log = _write(tmp_path / "a.log",
-                 f"2026-11-29T09:00:00Z Incorrect API key provided: {FAKE_KEY}. request id: req_fakeTest0123456789\n"
-                 "2026-11-29T09:05:00Z API Error: 529 Overloaded\n")
+    log = _write(
+        tmp_path / "a.log",
+        f"2026-11-29T09:00:00Z Incorrect API key provided: {FAKE_KEY}. request id: req_fakeTest0123456789\n"
+        "2026-11-29T09:05:00Z API Error: 529 Overloaded\n",
+    )
     out, err = io.StringIO(), io.StringIO()
     code = logs_command([str(log)], True, "all", False, out, err)
     doc = json.loads(out.getvalue())
@@ -212,8 +228,14 @@ def test_terminal_view_shows_histogram(tmp_path: Path) -> None:
 
 
 def test_cli_subprocess_stdin_and_json(cli: Any, tmp_path: Path) -> None:
-    proc = cli("logs", "-", "--json", "--since", "all",
-               stdin="2026-11-29T09:00:00Z Error: model requires more system memory (64 GiB) than is available\n")
+    proc = cli(
+        "logs",
+        "-",
+        "--json",
+        "--since",
+        "all",
+        stdin="2026-11-29T09:00:00Z Error: model requires more system memory (64 GiB) than is available\n",
+    )
     assert proc.returncode == 7, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["verdict"]["cause"] == "hardware" and doc["files"][0]["path"] == "-"
@@ -237,8 +259,12 @@ def test_discovery_can_be_turned_off(tmp_path: Path) -> None:
 
 def test_a_named_file_is_read_whole_and_since_applies_when_given(tmp_path: Path) -> None:
     """The default window bounds discovered logs only: what the user names is read whole (unless --since)."""
-    log = _write(tmp_path / "old.log", "2025-01-05T09:00:00Z ERROR Selected model is at capacity.\n"
-                                       "2026-11-29T09:00:00Z ERROR You exceeded your current quota\n", age_days=300)
+    log = _write(
+        tmp_path / "old.log",
+        "2025-01-05T09:00:00Z ERROR Selected model is at capacity.\n"
+        "2026-11-29T09:00:00Z ERROR You exceeded your current quota\n",
+        age_days=300,
+    )
     whole = run_logs([str(log)], since=None, env={}, home=tmp_path, platform="linux", now=NOW)
     assert whole.doc["since"] is None and whole.doc["older_than_since"] == 0
     assert sum(m["count"] for m in whole.doc["matches"]) == 2

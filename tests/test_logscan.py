@@ -19,8 +19,10 @@ from capdoctor.logscan.timestamps import parse_since, parse_timestamp
 from capdoctor.signatures import engine as classifier
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-OVERLOADED = ('API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},'
-              '"request_id":"req_011CXfakeTestAbCdEf"}')
+OVERLOADED = (
+    'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},'
+    '"request_id":"req_011CXfakeTestAbCdEf"}'
+)
 QUOTA = '{"error":{"message":"You exceeded your current quota","type":"insufficient_quota"}}'
 
 
@@ -39,8 +41,15 @@ def _scan_file(path: Path, **kw: object) -> scanner.ScanResult:
 
 def test_counts_first_last_model_request_id(tmp_path: Path) -> None:
     p = tmp_path / "a.log"
-    p.write_bytes(_log(50, [("2026-11-29T09:00:00Z", OVERLOADED + " model=claude-sonnet-4-5"),
-                            ("2026-11-29T10:30:00Z", OVERLOADED + " model=claude-sonnet-4-5")]))
+    p.write_bytes(
+        _log(
+            50,
+            [
+                ("2026-11-29T09:00:00Z", OVERLOADED + " model=claude-sonnet-4-5"),
+                ("2026-11-29T10:30:00Z", OVERLOADED + " model=claude-sonnet-4-5"),
+            ],
+        )
+    )
     res = _scan_file(p)
     stat = res.stats["anthropic.overloaded_error"]
     assert stat.count == 2
@@ -70,12 +79,14 @@ def test_since_filters_dated_records(tmp_path: Path) -> None:
 
 
 def test_stack_trace_belongs_to_the_error_above(tmp_path: Path) -> None:
-    text = ("2026-11-29T09:00:00Z ERROR request failed model=gpt-5.5\n"
-            "Traceback (most recent call last):\n"
-            '  File "client.py", line 3, in call\n'
-            "    raise APIConnectionError(...)\n"
-            "  cause: read ECONNRESET\n"
-            "2026-11-29T09:00:05Z INFO next\n")
+    text = (
+        "2026-11-29T09:00:00Z ERROR request failed model=gpt-5.5\n"
+        "Traceback (most recent call last):\n"
+        '  File "client.py", line 3, in call\n'
+        "    raise APIConnectionError(...)\n"
+        "  cause: read ECONNRESET\n"
+        "2026-11-29T09:00:05Z INFO next\n"
+    )
     res = scan_bytes(text.encode(), options=ScanOptions(now=NOW))
     ev = [e for e in res.events if e.cause == "network"]
     assert ev and ev[0].ts == datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc) and ev[0].line == 1
@@ -83,8 +94,10 @@ def test_stack_trace_belongs_to_the_error_above(tmp_path: Path) -> None:
 
 
 def test_pretty_printed_json_is_one_record() -> None:
-    text = 'Error code: 429\n{\n  "error": {\n    "message": "You exceeded your current quota",\n' \
-           '    "type": "insufficient_quota"\n  }\n}\n'
+    text = (
+        'Error code: 429\n{\n  "error": {\n    "message": "You exceeded your current quota",\n'
+        '    "type": "insufficient_quota"\n  }\n}\n'
+    )
     res = scan_bytes(text.encode(), options=ScanOptions(now=NOW))
     assert res.stats["openai.insufficient_quota"].count == 1
     assert len(res.events) == 1
@@ -182,8 +195,9 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_parallel_split_equals_serial(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    errors = [(f"2026-11-29T{h:02d}:{m:02d}:00Z", OVERLOADED if m % 2 else QUOTA) for h in range(24) for m in
-              range(0, 60, 7)]
+    errors = [
+        (f"2026-11-29T{h:02d}:{m:02d}:00Z", OVERLOADED if m % 2 else QUOTA) for h in range(24) for m in range(0, 60, 7)
+    ]
     p = tmp_path / "big.log"
     p.write_bytes(_log(3000, errors) + _log(3000, []))
     serial = _scan_file(p)
@@ -198,8 +212,13 @@ def test_parallel_split_equals_serial(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_python_engine_agrees_with_hyperscan() -> None:
     pytest.importorskip("hyperscan")
-    data = _log(200, [("2026-11-29T09:00:00Z", t) for t in (OVERLOADED, QUOTA, "由于目标计算机积极拒绝，无法连接。",
-                                                            "CUDA out of memory", "ECONNRESET")])
+    data = _log(
+        200,
+        [
+            ("2026-11-29T09:00:00Z", t)
+            for t in (OVERLOADED, QUOTA, "由于目标计算机积极拒绝，无法连接。", "CUDA out of memory", "ECONNRESET")
+        ],
+    )
     hs = build_prefilter(classifier().literals())
     py = build_prefilter(classifier().literals(), prefer="python")
     assert hs.name == "hyperscan" and py.name == "python-re"
@@ -214,9 +233,11 @@ def test_python_engine_agrees_with_hyperscan() -> None:
 
 
 def test_retries_that_succeeded_and_quiet_end() -> None:
-    text = ("2026-11-29T09:00:00Z API Error (529 overloaded_error) · Retrying in 4 seconds… (attempt 1/10)\n"
-            '2026-11-29T09:00:05Z {"type":"response.completed"}\n'
-            "2026-11-29T09:10:00Z Selected model is at capacity. Please try a different model.\n")
+    text = (
+        "2026-11-29T09:00:00Z API Error (529 overloaded_error) · Retrying in 4 seconds… (attempt 1/10)\n"
+        '2026-11-29T09:00:05Z {"type":"response.completed"}\n'
+        "2026-11-29T09:10:00Z Selected model is at capacity. Please try a different model.\n"
+    )
     res = scan_bytes(text.encode(), options=ScanOptions(now=NOW))
     retry = [e for e in res.events if e.retry]
     assert len(retry) == 1 and retry[0].succeeded
@@ -224,22 +245,26 @@ def test_retries_that_succeeded_and_quiet_end() -> None:
 
     last = last_error(res)
     assert last is not None and last["signature"] == "codex.selected_model_at_capacity"
-    res2 = scan_bytes(text.encode() + b'2026-11-29T09:11:00Z {"type":"response.completed"}\n',
-                      options=ScanOptions(now=NOW))
+    res2 = scan_bytes(
+        text.encode() + b'2026-11-29T09:11:00Z {"type":"response.completed"}\n', options=ScanOptions(now=NOW)
+    )
     assert last_error(res2) is None
 
 
-@pytest.mark.parametrize(("line", "want"), [
-    ("2026-11-29T10:00:01.5Z x", datetime(2026, 11, 29, 10, 0, 1, 500000, tzinfo=timezone.utc)),
-    ("2026-11-29 10:00:01 x", datetime(2026, 11, 29, 10, 0, 1, tzinfo=timezone.utc)),
-    ('{"timestamp":"2026-11-29T18:00:01+08:00","type":"x"}', datetime(2026, 11, 29, 10, 0, 1, tzinfo=timezone.utc)),
-    ("Nov 29 10:00:01 host ollama[12]: x", datetime(2026, 11, 29, 10, 0, 1, tzinfo=timezone.utc)),
-    ("Dec 31 23:59:59 host x", datetime(2025, 12, 31, 23, 59, 59, tzinfo=timezone.utc)),
-    ("1764410401 x", datetime(2025, 11, 29, 10, 0, 1, tzinfo=timezone.utc)),
-    ('{"ts":1764410401000,"msg":"x"}', datetime(2025, 11, 29, 10, 0, 1, tzinfo=timezone.utc)),
-    ("no time here, port 2026", None),
-    ("2026-13-45T99:99:99Z nonsense", None),
-])
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        ("2026-11-29T10:00:01.5Z x", datetime(2026, 11, 29, 10, 0, 1, 500000, tzinfo=timezone.utc)),
+        ("2026-11-29 10:00:01 x", datetime(2026, 11, 29, 10, 0, 1, tzinfo=timezone.utc)),
+        ('{"timestamp":"2026-11-29T18:00:01+08:00","type":"x"}', datetime(2026, 11, 29, 10, 0, 1, tzinfo=timezone.utc)),
+        ("Nov 29 10:00:01 host ollama[12]: x", datetime(2026, 11, 29, 10, 0, 1, tzinfo=timezone.utc)),
+        ("Dec 31 23:59:59 host x", datetime(2025, 12, 31, 23, 59, 59, tzinfo=timezone.utc)),
+        ("1764410401 x", datetime(2025, 11, 29, 10, 0, 1, tzinfo=timezone.utc)),
+        ('{"ts":1764410401000,"msg":"x"}', datetime(2025, 11, 29, 10, 0, 1, tzinfo=timezone.utc)),
+        ("no time here, port 2026", None),
+        ("2026-13-45T99:99:99Z nonsense", None),
+    ],
+)
 def test_timestamps(line: str, want: datetime | None) -> None:
     assert parse_timestamp(line, NOW) == want
 

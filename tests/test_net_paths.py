@@ -18,16 +18,39 @@ from capdoctor.runner import run_checks
 from tests.conftest import free_port
 from tests.netfixtures import running_proxy
 
-ROW_KEYS = {"name", "proxy", "dns_ms", "connect_ms", "tls_ms", "ttfb_ms", "total_ms", "status", "error",
-            "error_class", "exit_location"}
+ROW_KEYS = {
+    "name",
+    "proxy",
+    "dns_ms",
+    "connect_ms",
+    "tls_ms",
+    "ttfb_ms",
+    "total_ms",
+    "status",
+    "error",
+    "error_class",
+    "exit_location",
+}
 
 
-def make_ctx(sim: Any, home: Path, env: dict[str, str] | None = None, seconds: float = 15.0,
-             reference: bool = True, base_url: str | None = None) -> Context:
+def make_ctx(
+    sim: Any,
+    home: Path,
+    env: dict[str, str] | None = None,
+    seconds: float = 15.0,
+    reference: bool = True,
+    base_url: str | None = None,
+) -> Context:
     options = {"reference_url": f"{sim.url}/cdn-cgi/trace"} if reference else {}
-    return Context(env={"CAPDOCTOR_NO_NETWORK_LOOKUPS": "1", **(env or {})}, home=home, cwd=home,
-                   target=Target("openai", base_url or sim.base_url("openai"), "gpt-5.5"),
-                   deadline=time.monotonic() + seconds, options=options, platform="linux")
+    return Context(
+        env={"CAPDOCTOR_NO_NETWORK_LOOKUPS": "1", **(env or {})},
+        home=home,
+        cwd=home,
+        target=Target("openai", base_url or sim.base_url("openai"), "gpt-5.5"),
+        deadline=time.monotonic() + seconds,
+        options=options,
+        platform="linux",
+    )
 
 
 def strong(result: Any) -> list[Any]:
@@ -49,8 +72,7 @@ def test_healthy_direct_path_passes_with_rows_for_the_renderer(sim: Any, home: P
 
 
 @pytest.mark.parametrize("mode", ["reset", "502", "407", "portal"])
-def test_broken_proxy_with_healthy_provider_blames_the_proxy_and_names_direct(
-        sim: Any, home: Path, mode: str) -> None:
+def test_broken_proxy_with_healthy_provider_blames_the_proxy_and_names_direct(sim: Any, home: Path, mode: str) -> None:
     with running_proxy(mode) as proxy:
         env = {"HTTP_PROXY": proxy.url, "HTTPS_PROXY": proxy.url}
         r = PathsCheck().run(make_ctx(sim, home, env))
@@ -123,8 +145,9 @@ def test_system_proxy_from_kde_is_measured_as_its_own_path(sim: Any, home: Path)
     with running_proxy("ok") as good, running_proxy("reset") as bad:
         cfg = home / ".config"
         cfg.mkdir(parents=True, exist_ok=True)
-        (cfg / "kioslaverc").write_text(f"[Proxy Settings]\nProxyType=1\nhttpProxy=http://127.0.0.1 {good.port}\n",
-                                        encoding="utf-8")
+        (cfg / "kioslaverc").write_text(
+            f"[Proxy Settings]\nProxyType=1\nhttpProxy=http://127.0.0.1 {good.port}\n", encoding="utf-8"
+        )
         r = PathsCheck().run(make_ctx(sim, home, {"HTTP_PROXY": bad.url, "XDG_CONFIG_HOME": str(cfg)}))
         assert good.requests and bad.requests
     rows = {row["name"]: row for row in r.data["paths"]}
@@ -142,6 +165,7 @@ def test_proxy_credentials_never_appear_in_the_result(sim: Any, home: Path) -> N
 
 
 # ------------------------------------------------------------------ the rules, table-driven
+
 
 def ok(name: str, **kw: Any) -> PathResult:
     base: dict[str, Any] = {"status": 200, "total_ms": 50.0, "tls_ms": 30.0, "ttfb_ms": 40.0}
@@ -175,8 +199,9 @@ def test_slow_tls_far_above_the_other_path_warns_with_numbers() -> None:
     slow = [f for f in assess(rows, "env proxy (HTTPS_PROXY)", "api.test", NOT_CHECKED) if f.strength == Strength.WEAK]
     assert len(slow) == 1 and "2400 ms" in slow[0].message and "60 ms" in slow[0].message
     similar = [ok("env proxy (HTTPS_PROXY)", tls_ms=90.0), ok("direct", tls_ms=60.0)]
-    assert not [f for f in assess(similar, "env proxy (HTTPS_PROXY)", "api.test", NOT_CHECKED)
-                if f.strength == Strength.WEAK]
+    assert not [
+        f for f in assess(similar, "env proxy (HTTPS_PROXY)", "api.test", NOT_CHECKED) if f.strength == Strength.WEAK
+    ]
 
 
 def test_reference_unreachable_while_target_answers_is_context_only() -> None:
@@ -198,18 +223,23 @@ def test_exit_locations_that_differ_are_reported() -> None:
 
 
 def test_broken_ipv6_is_a_weak_warning() -> None:
-    fams: list[dict[str, Any]] = [{"family": "ipv4", "address": "127.0.0.1", "connect_ms": 0.2, "error": None},
-            {"family": "ipv6", "address": "::1", "connect_ms": None, "error": "ConnectionRefusedError"}]
-    f = next(f for f in assess([ok("direct")], "direct", "localhost", NOT_CHECKED, families=fams)
-             if "IPv6" in f.message)
+    fams: list[dict[str, Any]] = [
+        {"family": "ipv4", "address": "127.0.0.1", "connect_ms": 0.2, "error": None},
+        {"family": "ipv6", "address": "::1", "connect_ms": None, "error": "ConnectionRefusedError"},
+    ]
+    f = next(
+        f for f in assess([ok("direct")], "direct", "localhost", NOT_CHECKED, families=fams) if "IPv6" in f.message
+    )
     assert f.strength == Strength.WEAK
 
 
 def test_models_url_never_carries_a_key() -> None:
     from capdoctor.checks.paths import models_url
 
-    assert models_url("https://generativelanguage.googleapis.com/v1beta?key=AIzaFakeTestKey") == \
-        "https://generativelanguage.googleapis.com/v1beta/models"
+    assert (
+        models_url("https://generativelanguage.googleapis.com/v1beta?key=AIzaFakeTestKey")
+        == "https://generativelanguage.googleapis.com/v1beta/models"
+    )
     assert models_url("http://user:fake-pw@127.0.0.1:8080/v1/") == "http://127.0.0.1:8080/v1/models"
 
 
@@ -220,9 +250,14 @@ def test_https_target_through_a_connect_proxy_with_the_users_ca(home: Path, tmp_
     pem = tmp_path / "ca.pem"
     ca.cert_pem.write_to_path(str(pem))
     with Origin(tls=tls_server_context(ca)) as origin, running_proxy("ok") as proxy:
-        ctx = Context(env={"CAPDOCTOR_NO_NETWORK_LOOKUPS": "1", "HTTPS_PROXY": proxy.url, "SSL_CERT_FILE": str(pem)},
-                      home=home, cwd=home, target=Target("openai", origin.base_url("localhost"), "gpt-test"),
-                      deadline=time.monotonic() + 10, platform="linux")
+        ctx = Context(
+            env={"CAPDOCTOR_NO_NETWORK_LOOKUPS": "1", "HTTPS_PROXY": proxy.url, "SSL_CERT_FILE": str(pem)},
+            home=home,
+            cwd=home,
+            target=Target("openai", origin.base_url("localhost"), "gpt-test"),
+            deadline=time.monotonic() + 10,
+            platform="linux",
+        )
         r = PathsCheck().run(ctx)
         assert ("CONNECT", f"localhost:{origin.port}") in proxy.requests
     rows = {row["name"]: row for row in r.data["paths"]}

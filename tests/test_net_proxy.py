@@ -19,16 +19,31 @@ from tests.netfixtures import Origin, private_ca, running_proxy, tls_server_cont
 
 def make_ctx(home: Path, env: dict[str, str] | None = None, base_url: str | None = None) -> Context:
     target = Target("openai", base_url, "gpt-test") if base_url else None
-    return Context(env={"CAPDOCTOR_NO_NETWORK_LOOKUPS": "1", **(env or {})}, home=home, cwd=home, target=target,
-                   deadline=time.monotonic() + 15, platform="linux")
+    return Context(
+        env={"CAPDOCTOR_NO_NETWORK_LOOKUPS": "1", **(env or {})},
+        home=home,
+        cwd=home,
+        target=target,
+        deadline=time.monotonic() + 15,
+        platform="linux",
+    )
 
 
 def test_no_target_no_proxy_passes_and_reports_facts(home: Path) -> None:
     r = ProxyCheck().run(make_ctx(home))
     assert r.status in (Status.PASS, Status.WARN)  # WARN only if this machine itself runs a TUN
     assert r.data["env_proxy"]["effective"] == {} and r.data["tls"]["applicable"] is False
-    assert set(r.data) >= {"env_proxy", "system_proxy", "client_proxies", "tun", "fake_ip", "egress",
-                           "proxy_processes", "tls", "dead_proxies"}
+    assert set(r.data) >= {
+        "env_proxy",
+        "system_proxy",
+        "client_proxies",
+        "tun",
+        "fake_ip",
+        "egress",
+        "proxy_processes",
+        "tls",
+        "dead_proxies",
+    }
 
 
 def test_dead_env_proxy_is_strong_network_evidence(home: Path) -> None:
@@ -54,15 +69,20 @@ def test_live_env_proxy_is_reported_not_blamed(home: Path, sim: Any) -> None:
 def test_clients_own_proxy_files_are_read_and_probed(home: Path) -> None:
     dead = free_port()
     (home / ".claude").mkdir()
-    (home / ".claude" / "settings.json").write_text(json.dumps(
-        {"env": {"HTTPS_PROXY": f"http://127.0.0.1:{dead}", "NO_PROXY": "localhost", "OTHER": "x"}}),
-        encoding="utf-8")
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps({"env": {"HTTPS_PROXY": f"http://127.0.0.1:{dead}", "NO_PROXY": "localhost", "OTHER": "x"}}),
+        encoding="utf-8",
+    )
     (home / ".codex").mkdir()
-    (home / ".codex" / ".env").write_text("# stale\nexport https_proxy='http://bob:fake-codex-pw@10.9.8.7:3128'\n",
-                                          encoding="utf-8")
+    (home / ".codex" / ".env").write_text(
+        "# stale\nexport https_proxy='http://bob:fake-codex-pw@10.9.8.7:3128'\n", encoding="utf-8"
+    )
     found = read_client_proxies(home)
-    assert {(c["client"], c["variable"]) for c in found} == {("Claude Code", "HTTPS_PROXY"),
-                                                             ("Claude Code", "NO_PROXY"), ("Codex", "https_proxy")}
+    assert {(c["client"], c["variable"]) for c in found} == {
+        ("Claude Code", "HTTPS_PROXY"),
+        ("Claude Code", "NO_PROXY"),
+        ("Codex", "https_proxy"),
+    }
     assert all("fake-codex-pw" not in c["value"] for c in found)
     r = ProxyCheck().run(make_ctx(home))
     dead_rows = r.data["dead_proxies"]
@@ -98,10 +118,19 @@ def test_tls_interception_trusted_via_users_ca_is_moderate(home: Path, tmp_path:
 
 # ------------------------------------------------------------------ the rules, table-driven
 
+
 def facts(**kw: Any) -> Facts:
-    base: dict[str, Any] = {"env_proxy": {"effective": {}, "sources": {}}, "system_proxy": None,
-                            "client_proxies": [], "dead_proxies": [], "tun": {"active": False}, "resolved": [],
-                            "fake_ip": None, "processes": [], "tls": {}}
+    base: dict[str, Any] = {
+        "env_proxy": {"effective": {}, "sources": {}},
+        "system_proxy": None,
+        "client_proxies": [],
+        "dead_proxies": [],
+        "tun": {"active": False},
+        "resolved": [],
+        "fake_ip": None,
+        "processes": [],
+        "tls": {},
+    }
     base.update(kw)
     return Facts(**base)
 
@@ -121,8 +150,15 @@ def test_fake_ip_is_weak_network_evidence_with_the_addresses() -> None:
 def test_system_proxy_without_env_variable_is_context() -> None:
     (f,) = assess(facts(system_proxy={"source": "scutil --proxy", "https": "http://127.0.0.1:7890"}))
     assert f.strength == Strength.CONTEXT and "browsers use it" in f.message
-    assert assess(facts(system_proxy={"source": "scutil --proxy", "https": "http://127.0.0.1:7890"},
-                        env_proxy={"effective": {"https": "http://127.0.0.1:7890"}, "sources": {}})) == []
+    assert (
+        assess(
+            facts(
+                system_proxy={"source": "scutil --proxy", "https": "http://127.0.0.1:7890"},
+                env_proxy={"effective": {"https": "http://127.0.0.1:7890"}, "sources": {}},
+            )
+        )
+        == []
+    )
 
 
 def test_nothing_wrong_means_no_findings() -> None:
@@ -149,8 +185,12 @@ def test_codex_home_is_honoured_for_the_codex_env_file(home: Path, tmp_path: Pat
     codex_home.mkdir()
     (codex_home / ".env").write_text("HTTPS_PROXY=http://127.0.0.1:7890\n", encoding="utf-8")
     (found,) = read_client_proxies(home, {"CODEX_HOME": str(codex_home)})
-    assert found == {"client": "Codex", "source": "$CODEX_HOME/.env", "variable": "HTTPS_PROXY",
-                     "value": "http://127.0.0.1:7890"}
+    assert found == {
+        "client": "Codex",
+        "source": "$CODEX_HOME/.env",
+        "variable": "HTTPS_PROXY",
+        "value": "http://127.0.0.1:7890",
+    }
     assert read_client_proxies(home, {}) == []
 
 

@@ -51,17 +51,26 @@ def ours(env: Mapping[str, str], url: str) -> str | None:
 CASES = [
     ({"HTTPS_PROXY": "http://127.0.0.1:7890"}, "https://api.openai.com/v1", "http://127.0.0.1:7890"),
     ({"HTTPS_PROXY": "http://127.0.0.1:7890", "NO_PROXY": "openai.com"}, "https://api.openai.com/v1", None),
-    ({"HTTPS_PROXY": "http://127.0.0.1:7890", "NO_PROXY": ".openai.com"}, "https://openai.com/v1",
-     "http://127.0.0.1:7890"),
+    (
+        {"HTTPS_PROXY": "http://127.0.0.1:7890", "NO_PROXY": ".openai.com"},
+        "https://openai.com/v1",
+        "http://127.0.0.1:7890",
+    ),
     ({"HTTPS_PROXY": "http://127.0.0.1:7890", "NO_PROXY": "*"}, "https://api.openai.com/v1", None),
     ({"HTTP_PROXY": "127.0.0.1:7890"}, "http://127.0.0.1:5000/v1", "http://127.0.0.1:7890"),
     ({"HTTP_PROXY": "127.0.0.1:7890", "no_proxy": "127.0.0.1"}, "http://127.0.0.1:5000/v1", None),
     ({"HTTP_PROXY": "http://127.0.0.1:7890", "NO_PROXY": "localhost"}, "http://localhost:8080/v1", None),
-    ({"ALL_PROXY": "http://127.0.0.1:7890", "https_proxy": "http://127.0.0.1:1081"}, "https://x.test",
-     "http://127.0.0.1:1081"),
+    (
+        {"ALL_PROXY": "http://127.0.0.1:7890", "https_proxy": "http://127.0.0.1:1081"},
+        "https://x.test",
+        "http://127.0.0.1:1081",
+    ),
     ({"ALL_PROXY": "http://127.0.0.1:7890", "all_proxy": ""}, "https://x.test", None),
-    ({"HTTPS_PROXY": "http://127.0.0.1:7890", "https_proxy": "http://127.0.0.1:7891"}, "https://x.test",
-     "http://127.0.0.1:7891"),
+    (
+        {"HTTPS_PROXY": "http://127.0.0.1:7890", "https_proxy": "http://127.0.0.1:7891"},
+        "https://x.test",
+        "http://127.0.0.1:7891",
+    ),
     ({"HTTPS_PROXY": "http://127.0.0.1:7890"}, "http://x.test/v1", None),
     ({"HTTP_PROXY": "http://127.0.0.1:7890", "REQUEST_METHOD": "GET"}, "http://x.test/v1", None),
     ({"HTTPS_PROXY": "http://127.0.0.1:7890", "NO_PROXY": "x.test:8443"}, "https://x.test:8443/v1", None),
@@ -69,24 +78,34 @@ CASES = [
 
 
 @pytest.mark.parametrize(("env", "url", "expected"), CASES)
-def test_effective_proxy_matches_httpx(env: dict[str, str], url: str, expected: str | None,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_effective_proxy_matches_httpx(
+    env: dict[str, str], url: str, expected: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert ours(env, url) == expected
     assert httpx_choice(env, url, monkeypatch) == expected
 
 
-NAMES = st.sampled_from(["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy",
-                         "NO_PROXY", "no_proxy"])
+NAMES = st.sampled_from(
+    ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"]
+)
 PROXIES = st.sampled_from(["", "http://127.0.0.1:7890", "127.0.0.1:7891", "http://10.0.0.1:3128"])
 NOPROXY = st.sampled_from(["", "localhost", "api.test", ".api.test", "test", "127.0.0.1", "*", "other.test,api.test"])
-URLS = st.sampled_from(["https://api.test/v1", "http://api.test/v1", "https://sub.api.test/v1",
-                        "http://127.0.0.1:8000/v1", "http://localhost:8000/v1"])
+URLS = st.sampled_from(
+    [
+        "https://api.test/v1",
+        "http://api.test/v1",
+        "https://sub.api.test/v1",
+        "http://127.0.0.1:8000/v1",
+        "http://localhost:8000/v1",
+    ]
+)
 
 
 @settings(max_examples=60, deadline=None)
 @given(pairs=st.lists(st.tuples(NAMES, PROXIES, NOPROXY), max_size=4), url=URLS)
 def test_effective_proxy_agrees_with_httpx_on_generated_environments(
-        pairs: list[tuple[str, str, str]], url: str) -> None:
+    pairs: list[tuple[str, str, str]], url: str
+) -> None:
     env = {name: (noproxy if name.lower() == "no_proxy" else proxy) for name, proxy, noproxy in pairs}
     with pytest.MonkeyPatch.context() as mp:
         assert ours(env, url) == httpx_choice(env, url, mp), env
@@ -136,8 +155,11 @@ def test_upper_and_lower_case_disagreeing_is_named() -> None:
 
 
 def test_credentials_never_leave_in_any_output() -> None:
-    env = {"HTTPS_PROXY": "http://alice:s3cret-test-pw@127.0.0.1:7890", "https_proxy": "",
-           "ALL_PROXY": "socks4://bob:fake-pass@127.0.0.1:1"}
+    env = {
+        "HTTPS_PROXY": "http://alice:s3cret-test-pw@127.0.0.1:7890",
+        "https_proxy": "",
+        "ALL_PROXY": "socks4://bob:fake-pass@127.0.0.1:1",
+    }
     ep = read_env_proxies(env)
     texts = [repr(ep.to_dict()), *(i.message + repr(i.data) for i in find_issues(env, False))]
     assert texts and all("s3cret-test-pw" not in t and "fake-pass" not in t for t in texts)

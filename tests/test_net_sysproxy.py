@@ -24,8 +24,11 @@ def sample(name: str) -> str:
 def test_scutil_manual_reads_every_protocol_and_exceptions() -> None:
     sp = parse_scutil(sample("scutil_manual.txt"))
     assert sp is not None and sp.mode == "manual" and sp.source == "scutil --proxy"
-    assert (sp.http, sp.https, sp.socks) == ("http://127.0.0.1:7890", "http://127.0.0.1:7890",
-                                              "socks5://127.0.0.1:7891")
+    assert (sp.http, sp.https, sp.socks) == (
+        "http://127.0.0.1:7890",
+        "http://127.0.0.1:7890",
+        "socks5://127.0.0.1:7891",
+    )
     assert sp.exceptions == ("127.0.0.1", "localhost", "*.local", "192.168.0.0/16")
     assert sp.proxy_for("https") == "http://127.0.0.1:7890"
 
@@ -47,8 +50,11 @@ def test_registry_single_server_applies_to_all_protocols() -> None:
 def test_registry_per_protocol_maps_socks_like_cpython() -> None:
     sp = parse_reg_query(sample("reg_query_per_protocol.txt"))
     assert sp is not None
-    assert (sp.http, sp.https, sp.socks) == ("http://127.0.0.1:10809", "http://127.0.0.1:10809",
-                                              "socks4://127.0.0.1:10808")
+    assert (sp.http, sp.https, sp.socks) == (
+        "http://127.0.0.1:10809",
+        "http://127.0.0.1:10809",
+        "socks4://127.0.0.1:10808",
+    )
 
 
 def test_registry_pac_is_reported_and_disabled_proxy_ignored() -> None:
@@ -77,12 +83,14 @@ def test_kioslaverc_manual_host_space_port_form() -> None:
     assert parse_kioslaverc("not [an ini") is None
 
 
-@pytest.mark.parametrize(("platform", "argv0", "name", "expected"), [
-    ("darwin", "scutil", "scutil_manual.txt", "http://127.0.0.1:7890"),
-    ("win32", "reg", "reg_query_manual.txt", "http://127.0.0.1:7897"),
-])
-def test_reader_runs_the_platform_command(platform: str, argv0: str, name: str, expected: str,
-                                          tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("platform", "argv0", "name", "expected"),
+    [
+        ("darwin", "scutil", "scutil_manual.txt", "http://127.0.0.1:7890"),
+        ("win32", "reg", "reg_query_manual.txt", "http://127.0.0.1:7897"),
+    ],
+)
+def test_reader_runs_the_platform_command(platform: str, argv0: str, name: str, expected: str, tmp_path: Path) -> None:
     calls: list[list[str]] = []
 
     def run(argv: list[str], timeout: float) -> str | None:

@@ -21,32 +21,40 @@ from tests.conftest import free_port
 from tests.netfixtures import Origin, private_ca, running_proxy, tls_server_context
 
 
-@pytest.mark.parametrize(("names", "message", "expected"), [
-    (["ConnectError"], "[Errno 111] Connection refused", "refused"),
-    (["ConnectError"], "[Errno -2] Name or service not known", "dns"),
-    (["ConnectError"], "[Errno 8] nodename nor servname provided, or not known", "dns"),
-    (["ReadError"], "[Errno 104] Connection reset by peer", "reset"),
-    (["RemoteProtocolError"], "Server disconnected without sending a response.", "reset"),
-    (["ReadTimeout", "TimeoutException"], "timed out", "timeout"),
-    (["ConnectTimeout", "TimeoutException"], "", "timeout"),
-    (["ConnectError"], "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer "
-                       "certificate (_ssl.c:1006)", "tls_verify"),
-    (["ConnectError"], "[SSL: WRONG_VERSION_NUMBER] wrong version number", "tls"),
-    (["ProxyError"], "407 Proxy Authentication Required", "proxy_407"),
-    (["ProxyError"], "502 Bad Gateway", "proxy_502"),
-    (["ProxyError"], "302 Found", "proxy_error"),
-    (["ValueError"], "Unknown scheme for proxy URL URL('socks://127.0.0.1:7891/')", "proxy_config"),
-    (["ImportError"], "Using SOCKS proxy, but the 'socksio' package is not installed.", "proxy_config"),
-    (["ConnectError"], "[Errno 101] Network is unreachable", "unreachable"),
-    (["Weird"], "something else", "other"),
-])
+@pytest.mark.parametrize(
+    ("names", "message", "expected"),
+    [
+        (["ConnectError"], "[Errno 111] Connection refused", "refused"),
+        (["ConnectError"], "[Errno -2] Name or service not known", "dns"),
+        (["ConnectError"], "[Errno 8] nodename nor servname provided, or not known", "dns"),
+        (["ReadError"], "[Errno 104] Connection reset by peer", "reset"),
+        (["RemoteProtocolError"], "Server disconnected without sending a response.", "reset"),
+        (["ReadTimeout", "TimeoutException"], "timed out", "timeout"),
+        (["ConnectTimeout", "TimeoutException"], "", "timeout"),
+        (
+            ["ConnectError"],
+            "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer "
+            "certificate (_ssl.c:1006)",
+            "tls_verify",
+        ),
+        (["ConnectError"], "[SSL: WRONG_VERSION_NUMBER] wrong version number", "tls"),
+        (["ProxyError"], "407 Proxy Authentication Required", "proxy_407"),
+        (["ProxyError"], "502 Bad Gateway", "proxy_502"),
+        (["ProxyError"], "302 Found", "proxy_error"),
+        (["ValueError"], "Unknown scheme for proxy URL URL('socks://127.0.0.1:7891/')", "proxy_config"),
+        (["ImportError"], "Using SOCKS proxy, but the 'socksio' package is not installed.", "proxy_config"),
+        (["ConnectError"], "[Errno 101] Network is unreachable", "unreachable"),
+        (["Weird"], "something else", "other"),
+    ],
+)
 def test_classify_exception(names: list[str], message: str, expected: str) -> None:
     assert classify_exception(names, message) == expected
 
 
 def test_classify_html_tells_portals_from_block_pages() -> None:
-    assert classify_html('<meta http-equiv="refresh" content="0; url=http://1.1.1.1/login?dst=x">')[0] \
-        == "captive_portal"
+    assert (
+        classify_html('<meta http-equiv="refresh" content="0; url=http://1.1.1.1/login?dst=x">')[0] == "captive_portal"
+    )
     assert classify_html("<title>Just a moment...</title>") == ("html", "cloudflare challenge page")
     assert classify_html("<html>Internet Security by Zscaler</html>") == ("html", "Zscaler block page")
     assert classify_html("<html><body>hello</body></html>") == ("html", "an HTML page")
@@ -63,14 +71,25 @@ def test_cdn_trace_parsing_and_exit_location() -> None:
 
 
 def test_timings_from_trace_events_direct_and_through_a_tunnel() -> None:
-    direct = [(0.000, "connection.connect_tcp.started"), (0.030, "connection.connect_tcp.complete"),
-              (0.030, "connection.start_tls.started"), (0.080, "connection.start_tls.complete"),
-              (0.081, "http11.send_request_headers.started"), (0.200, "http11.receive_response_headers.complete")]
+    direct = [
+        (0.000, "connection.connect_tcp.started"),
+        (0.030, "connection.connect_tcp.complete"),
+        (0.030, "connection.start_tls.started"),
+        (0.080, "connection.start_tls.complete"),
+        (0.081, "http11.send_request_headers.started"),
+        (0.200, "http11.receive_response_headers.complete"),
+    ]
     assert timings(direct, dns_ms=10.0, via_proxy=False) == (20.0, 50.0, 119.0)
-    tunnel = [(0.000, "connection.connect_tcp.started"), (0.001, "connection.connect_tcp.complete"),
-              (0.001, "http11.send_request_headers.started"), (0.040, "http11.receive_response_headers.complete"),
-              (0.041, "proxy.start_tls.started"), (0.100, "proxy.start_tls.complete"),
-              (0.100, "http11.send_request_headers.started"), (0.300, "http11.receive_response_headers.complete")]
+    tunnel = [
+        (0.000, "connection.connect_tcp.started"),
+        (0.001, "connection.connect_tcp.complete"),
+        (0.001, "http11.send_request_headers.started"),
+        (0.040, "http11.receive_response_headers.complete"),
+        (0.041, "proxy.start_tls.started"),
+        (0.100, "proxy.start_tls.complete"),
+        (0.100, "http11.send_request_headers.started"),
+        (0.300, "http11.receive_response_headers.complete"),
+    ]
     assert timings(tunnel, dns_ms=None, via_proxy=True) == (41.0, 59.0, 200.0)
 
 
@@ -90,9 +109,16 @@ def test_direct_probe_measures_and_reads_the_trace(origin: Origin) -> None:
     assert "127.0.0.1" in r.addresses
 
 
-@pytest.mark.parametrize(("mode", "expected"), [
-    ("ok", None), ("reset", "reset"), ("502", "proxy_502"), ("407", "proxy_407"), ("portal", "captive_portal"),
-])
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("ok", None),
+        ("reset", "reset"),
+        ("502", "proxy_502"),
+        ("407", "proxy_407"),
+        ("portal", "captive_portal"),
+    ],
+)
 def test_proxy_probe_error_classes_http_target(origin: Origin, mode: str, expected: str | None) -> None:
     with running_proxy(mode) as proxy:
         r = probe_path("env proxy", origin.base_url() + "/models", proxy.url, proxy.url, 5.0)
@@ -109,15 +135,17 @@ def test_proxy_probe_hang_is_bounded_by_the_timeout(origin: Origin) -> None:
     assert r.error_class == "timeout" and not r.ok
 
 
-@pytest.mark.parametrize(("mode", "expected"), [("ok", None), ("407", "proxy_407"), ("502", "proxy_502"),
-                                                ("reset", "reset")])
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("ok", None), ("407", "proxy_407"), ("502", "proxy_502"), ("reset", "reset")]
+)
 def test_connect_tunnel_error_classes_and_tls_timing(mode: str, expected: str | None) -> None:
     ca = private_ca()
     with Origin(tls=tls_server_context(ca)) as tls_origin, running_proxy(mode) as proxy:
         verify = ssl.create_default_context()
         ca.configure_trust(verify)  # the client trusts the private CA: only the proxy decides the outcome
-        r = probe_path("env proxy", tls_origin.base_url("localhost") + "/models", proxy.url, proxy.url, 5.0,
-                       verify=verify)
+        r = probe_path(
+            "env proxy", tls_origin.base_url("localhost") + "/models", proxy.url, proxy.url, 5.0, verify=verify
+        )
         assert proxy.requests and proxy.requests[0][0] == "CONNECT"
     assert r.error_class == expected
     if expected is None:
@@ -135,8 +163,9 @@ def test_refused_dns_and_bad_proxy_scheme() -> None:
     assert probe_path("direct", f"http://127.0.0.1:{port}/v1/models", None, None, 3.0).error_class == "refused"
     dns = probe_path("direct", "http://no-such-host.invalid/v1/models", None, None, 3.0)
     assert dns.error_class == "dns" and dns.status is None
-    bad = probe_path("env proxy", "http://127.0.0.1:1/v1/models", "socks://127.0.0.1:7891", "socks://127.0.0.1:7891",
-                     3.0)
+    bad = probe_path(
+        "env proxy", "http://127.0.0.1:1/v1/models", "socks://127.0.0.1:7891", "socks://127.0.0.1:7891", 3.0
+    )
     assert bad.error_class == "proxy_config" and "Unknown scheme" in (bad.error or "")
 
 

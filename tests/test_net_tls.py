@@ -51,9 +51,14 @@ def test_a_proxy_refusing_connect_is_an_error_not_an_interception() -> None:
     assert judge(report).intercepted is False
 
 
-@pytest.mark.parametrize(("trusted", "intercepted"), [({"certifi": True, "os": True}, False),
-                                                       ({"certifi": False, "os": True}, True),
-                                                       ({"certifi": None, "os": None}, False)])
+@pytest.mark.parametrize(
+    ("trusted", "intercepted"),
+    [
+        ({"certifi": True, "os": True}, False),
+        ({"certifi": False, "os": True}, True),
+        ({"certifi": None, "os": None}, False),
+    ],
+)
 def test_judge_table(trusted: dict[str, bool | None], intercepted: bool) -> None:
     report = TlsReport("api.test", 443, ({"subject": "api.test", "issuer": "Some Issuer"},), trusted)
     assert judge(report).intercepted is intercepted

@@ -72,8 +72,12 @@ def test_linux_singbox_tun_and_tailscale() -> None:
 
 def test_proxy_processes_are_matched_case_and_exe_insensitively() -> None:
     got = match_processes(["bash", "verge-mihomo", "Clash Verge", "sing-box.exe", "ZSATunnel.exe", "python3"])
-    assert dict(got) == {"verge-mihomo": "Clash Verge Rev (mihomo core)", "Clash Verge": "Clash Verge",
-                         "sing-box.exe": "sing-box", "ZSATunnel.exe": "Zscaler Client Connector"}
+    assert dict(got) == {
+        "verge-mihomo": "Clash Verge Rev (mihomo core)",
+        "Clash Verge": "Clash Verge",
+        "sing-box.exe": "sing-box",
+        "ZSATunnel.exe": "Zscaler Client Connector",
+    }
 
 
 def test_readers_work_on_this_machine() -> None:
@@ -85,14 +89,19 @@ def test_readers_work_on_this_machine() -> None:
 
 # ------------------------------------------------------------------ for real, in a network namespace
 
+
 @pytest.fixture
 def tun_namespace() -> Iterator[str]:
     """A fresh namespace with a mihomo-style TUN `Meta` at 198.18.0.1/30 as its default route, and a hosts file
     that answers the provider's name with a fake IP; removed afterwards."""
     hosts = "127.0.0.1 localhost\n198.18.0.7 api.fake-provider.test\n"
     with netns.namespace({"hosts": hosts}, need_tun=True) as name:
-        for cmd in (["tuntap", "add", "dev", "Meta", "mode", "tun"], ["addr", "add", "198.18.0.1/30", "dev", "Meta"],
-                    ["link", "set", "Meta", "up"], ["route", "add", "default", "dev", "Meta"]):
+        for cmd in (
+            ["tuntap", "add", "dev", "Meta", "mode", "tun"],
+            ["addr", "add", "198.18.0.1/30", "dev", "Meta"],
+            ["link", "set", "Meta", "up"],
+            ["route", "add", "default", "dev", "Meta"],
+        ):
             done = netns.ip("netns", "exec", name, "ip", *cmd)
             if done.returncode != 0:
                 pytest.skip(f"cannot set up the TUN in the namespace ({' '.join(cmd)}): {done.stderr.strip()}")
@@ -114,8 +123,13 @@ print(json.dumps({"status": r.status.value, "summary": r.summary, "data": r.data
 
 
 def test_proxy_check_sees_tun_mode_and_fake_ip_inside_a_namespace(tun_namespace: str, tmp_path: Path) -> None:
-    done = subprocess.run(["ip", "netns", "exec", tun_namespace, sys.executable, "-c", SCRIPT, str(tmp_path)],
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        ["ip", "netns", "exec", tun_namespace, sys.executable, "-c", SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     tun = out["data"]["tun"]

@@ -59,8 +59,9 @@ def test_anthropic_shape() -> None:
 
 def test_gemini_shape_keeps_the_key_out_of_the_url() -> None:
     a = adapter_for("gemini")
-    req = a.generate_request(target("gemini", "https://generativelanguage.googleapis.com"), "models/gemini-2.5-pro",
-                             "generateContent")
+    req = a.generate_request(
+        target("gemini", "https://generativelanguage.googleapis.com"), "models/gemini-2.5-pro", "generateContent"
+    )
     assert req.url == "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:generateContent"
     assert req.headers["x-goog-api-key"] == KEY and KEY not in req.url and not req.params
     assert req.body is not None and req.body["generationConfig"]["maxOutputTokens"] >= 1
@@ -87,27 +88,64 @@ def test_names_and_hosts() -> None:
     assert not is_official(adapter_for("anthropic"), "https://relay.example.com")
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ({"error": {"message": "Our servers are currently overloaded.", "type": "service_unavailable_error",
-                "code": "server_is_overloaded"}},
-     ErrorInfo("server_is_overloaded", "service_unavailable_error", "Our servers are currently overloaded.")),
-    ({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}, "request_id": "req_1"},
-     ErrorInfo(None, "overloaded_error", "Overloaded")),
-    ({"type": "error", "error": {"type": "rate_limit_error", "message": "spend",
-                                 "details": {"error_code": "enforced_spend_limit_reached"}}},
-     ErrorInfo("enforced_spend_limit_reached", "rate_limit_error", "spend")),
-    ({"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}},
-     ErrorInfo("UNAVAILABLE", "UNAVAILABLE", "The model is overloaded.")),
-    ({"type": "response.failed", "response": {"status": "failed", "error": {
-        "code": "server_is_overloaded", "message": "Selected model is at capacity. Please try a different model."}}},
-     ErrorInfo("server_is_overloaded", None, "Selected model is at capacity. Please try a different model.")),
-    ({"status": "failed", "error": {"code": "slow_down", "message": "m"}}, ErrorInfo("slow_down", None, "m")),
-    ({"error": {"message": "Provider returned error", "code": 402}}, ErrorInfo("402", None, "Provider returned error")),
-    ({"error": "model 'x' not found, try pulling it first"},
-     ErrorInfo(None, "model 'x' not found, try pulling it first", "model 'x' not found, try pulling it first")),
-    ({"detail": "Unauthorized"}, ErrorInfo(None, None, "Unauthorized")),
-    ({"choices": [{"message": {"content": "pong"}}]}, None),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            {
+                "error": {
+                    "message": "Our servers are currently overloaded.",
+                    "type": "service_unavailable_error",
+                    "code": "server_is_overloaded",
+                }
+            },
+            ErrorInfo("server_is_overloaded", "service_unavailable_error", "Our servers are currently overloaded."),
+        ),
+        (
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}, "request_id": "req_1"},
+            ErrorInfo(None, "overloaded_error", "Overloaded"),
+        ),
+        (
+            {
+                "type": "error",
+                "error": {
+                    "type": "rate_limit_error",
+                    "message": "spend",
+                    "details": {"error_code": "enforced_spend_limit_reached"},
+                },
+            },
+            ErrorInfo("enforced_spend_limit_reached", "rate_limit_error", "spend"),
+        ),
+        (
+            {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}},
+            ErrorInfo("UNAVAILABLE", "UNAVAILABLE", "The model is overloaded."),
+        ),
+        (
+            {
+                "type": "response.failed",
+                "response": {
+                    "status": "failed",
+                    "error": {
+                        "code": "server_is_overloaded",
+                        "message": "Selected model is at capacity. Please try a different model.",
+                    },
+                },
+            },
+            ErrorInfo("server_is_overloaded", None, "Selected model is at capacity. Please try a different model."),
+        ),
+        ({"status": "failed", "error": {"code": "slow_down", "message": "m"}}, ErrorInfo("slow_down", None, "m")),
+        (
+            {"error": {"message": "Provider returned error", "code": 402}},
+            ErrorInfo("402", None, "Provider returned error"),
+        ),
+        (
+            {"error": "model 'x' not found, try pulling it first"},
+            ErrorInfo(None, "model 'x' not found, try pulling it first", "model 'x' not found, try pulling it first"),
+        ),
+        ({"detail": "Unauthorized"}, ErrorInfo(None, None, "Unauthorized")),
+        ({"choices": [{"message": {"content": "pong"}}]}, None),
+    ],
+)
 def test_error_fields(body: dict[str, Any], expected: ErrorInfo | None) -> None:
     assert error_fields(body) == expected
 
@@ -118,8 +156,16 @@ def ev(data: Any, event: str | None = None) -> Event:
 
 def test_openai_stream_events() -> None:
     a = adapter_for("openai")
-    failed = a.read_event("responses", ev({"type": "response.failed", "response": {"error": {
-        "code": "server_is_overloaded", "message": "Selected model is at capacity."}}}, "response.failed"))
+    failed = a.read_event(
+        "responses",
+        ev(
+            {
+                "type": "response.failed",
+                "response": {"error": {"code": "server_is_overloaded", "message": "Selected model is at capacity."}},
+            },
+            "response.failed",
+        ),
+    )
     assert failed.error is not None and failed.error.code == "server_is_overloaded"
     assert a.read_event("responses", ev({"type": "response.created"}, "response.created")).decisive is False
     assert a.read_event("responses", ev({"type": "response.output_text.delta", "delta": "p"})).ok
@@ -135,8 +181,9 @@ def test_openai_stream_events() -> None:
 
 def test_anthropic_stream_events() -> None:
     a = adapter_for("anthropic")
-    err = a.read_event("messages", ev({"type": "error", "error": {"type": "overloaded_error",
-                                                                   "message": "Overloaded"}}, "error"))
+    err = a.read_event(
+        "messages", ev({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "error")
+    )
     assert err.error is not None and err.error.type == "overloaded_error"
     assert not a.read_event("messages", ev({"type": "message_start"}, "message_start")).decisive
     assert a.read_event("messages", ev({"type": "content_block_delta"}, "content_block_delta")).ok
@@ -150,11 +197,14 @@ def test_bodies() -> None:
     assert failed.error is not None and failed.error.code == "slow_down"
 
 
-@pytest.mark.parametrize(("provider", "body", "ids"), [
-    ("openai", {"data": [{"id": "gpt-5.5"}, {"id": "gpt-5.4-mini"}]}, ["gpt-5.5", "gpt-5.4-mini"]),
-    ("gemini", {"models": [{"name": "models/gemini-2.5-pro"}]}, ["gemini-2.5-pro"]),
-    ("openai-compatible", {"models": [{"name": "llama3.2:3b", "model": "llama3.2:3b"}]}, ["llama3.2:3b"]),
-    ("openai", {"unexpected": True}, None),
-])
+@pytest.mark.parametrize(
+    ("provider", "body", "ids"),
+    [
+        ("openai", {"data": [{"id": "gpt-5.5"}, {"id": "gpt-5.4-mini"}]}, ["gpt-5.5", "gpt-5.4-mini"]),
+        ("gemini", {"models": [{"name": "models/gemini-2.5-pro"}]}, ["gemini-2.5-pro"]),
+        ("openai-compatible", {"models": [{"name": "llama3.2:3b", "model": "llama3.2:3b"}]}, ["llama3.2:3b"]),
+        ("openai", {"unexpected": True}, None),
+    ],
+)
 def test_model_lists(provider: str, body: Any, ids: list[str] | None) -> None:
     assert adapter_for(provider).parse_models(body) == ids

@@ -19,9 +19,22 @@ def test_diagnose_never_prints_the_key(scenario: str, tmp_path: Path) -> None:
 
     with Simulator(scenario=scenario) as sim:
         (tmp_path / "capdoctor.toml").write_text(f'[options]\nstatus_url = "{sim.status_url}"\n', encoding="utf-8")
-        proc = run_cli("diagnose", "--json", "--timeout", "15", "--provider", "openai",
-                       "--base-url", sim.base_url("openai"), "--model", "gpt-5.5", "--only", "models,status,quota",
-                       env={"OPENAI_API_KEY": FAKE_KEY}, cwd=tmp_path)
+        proc = run_cli(
+            "diagnose",
+            "--json",
+            "--timeout",
+            "15",
+            "--provider",
+            "openai",
+            "--base-url",
+            sim.base_url("openai"),
+            "--model",
+            "gpt-5.5",
+            "--only",
+            "models,status,quota",
+            env={"OPENAI_API_KEY": FAKE_KEY},
+            cwd=tmp_path,
+        )
         sent = [r["headers"].get("authorization", "") for r in sim.requests]
     assert any(FAKE_KEY in h for h in sent), "the probe must really send the key"
     out = proc.stdout + proc.stderr
@@ -34,8 +47,12 @@ def test_diagnose_never_prints_the_key(scenario: str, tmp_path: Path) -> None:
 
 def test_config_shows_sources_not_the_key(tmp_path: Path) -> None:
     port = free_port()
-    proc = run_cli("config", "--json", env={"ANTHROPIC_API_KEY": FAKE_KEY,
-                                            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"}, cwd=tmp_path)
+    proc = run_cli(
+        "config",
+        "--json",
+        env={"ANTHROPIC_API_KEY": FAKE_KEY, "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"},
+        cwd=tmp_path,
+    )
     out = proc.stdout + proc.stderr
     assert FAKE_KEY not in out and "FAKEKEY" not in out
     assert "ANTHROPIC_BASE_URL" in out and "anthropic" in out

@@ -91,8 +91,9 @@ def test_stream_cut_after_first_output(sim: Any) -> None:
 @pytest.mark.scenario("healthy")
 def test_stream_read_to_completion_and_body_bound(sim: Any) -> None:
     a = adapter_for("anthropic")
-    t = Target(provider="anthropic", base_url=sim.base_url("anthropic"), model="claude-haiku-4-5",
-               api_key="sk-ant-test-fake")
+    t = Target(
+        provider="anthropic", base_url=sim.base_url("anthropic"), model="claude-haiku-4-5", api_key="sk-ant-test-fake"
+    )
     with client() as c:
         ok = send(c, a, a.generate_request(t, "claude-haiku-4-5", "messages"), timeout=3)
         small = send(c, a, a.list_request(t), timeout=3, max_bytes=64)
@@ -108,12 +109,32 @@ def test_reset(sim: Any) -> None:
     assert ex.kind == "reset"
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(st.sampled_from(["error", "type", "response", "status", "code",
-                                                              "message", "detail", "details", "choices",
-                                                              "delta", "finish_reason"]), inner, max_size=4),
-                           max_leaves=12)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "error",
+                    "type",
+                    "response",
+                    "status",
+                    "code",
+                    "message",
+                    "detail",
+                    "details",
+                    "choices",
+                    "delta",
+                    "finish_reason",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
 
 
 @given(json_values, st.sampled_from([None, "error", "response.failed", "message_stop", "content_block_delta"]))

@@ -20,8 +20,15 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 
 
 def test_exhausted_window_on_a_429_is_strong_quota() -> None:
-    rl = parse_headers({"x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "0",
-                        "x-ratelimit-reset-requests": "20s", "retry-after": "20"}, NOW)
+    rl = parse_headers(
+        {
+            "x-ratelimit-limit-requests": "500",
+            "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-reset-requests": "20s",
+            "retry-after": "20",
+        },
+        NOW,
+    )
     status, summary, findings, data = assess([(429, rl)])
     assert status is Status.FAIL and "0/500" in summary and "20 s" in summary
     assert findings[0].cause is Cause.QUOTA and findings[0].strength is Strength.STRONG
@@ -64,17 +71,30 @@ def test_openrouter_key_bodies() -> None:
     assert openrouter_key({"nope": 1}) == ([], {})
 
 
-@pytest.mark.parametrize(("s", "text"), [(0.006, "6 ms"), (1, "1 s"), (360, "6 min"), (7500, "2 h 5 min"),
-                                         (90000, "1 d 1 h"), (None, "unknown")])
+@pytest.mark.parametrize(
+    ("s", "text"),
+    [(0.006, "6 ms"), (1, "1 s"), (360, "6 min"), (7500, "2 h 5 min"), (90000, "1 d 1 h"), (None, "unknown")],
+)
 def test_human_duration(s: float | None, text: str) -> None:
     assert human_duration(s) == text
 
 
 def run_pair(base_url: str, provider: str, model: str, home: Path) -> dict[str, Any]:
-    target = Target(provider=provider, base_url=base_url, model=model, api_key="sk-test-fake-quota",
-                    api_key_env="OPENROUTER_API_KEY")
-    c = Context(env={}, home=home, cwd=home, target=target, deadline=time.monotonic() + 20,
-                options={"models.backoff_s": 0.01, "models.max_attempts": 1})
+    target = Target(
+        provider=provider,
+        base_url=base_url,
+        model=model,
+        api_key="sk-test-fake-quota",
+        api_key_env="OPENROUTER_API_KEY",
+    )
+    c = Context(
+        env={},
+        home=home,
+        cwd=home,
+        target=target,
+        deadline=time.monotonic() + 20,
+        options={"models.backoff_s": 0.01, "models.max_attempts": 1},
+    )
     results = run_checks([ModelsCheck(), QuotaCheck()], c)
     return {r.id: r for r in results}
 

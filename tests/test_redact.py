@@ -46,8 +46,12 @@ def test_key_shapes_never_survive(secret: str, before: str, after: str) -> None:
 
 @given(opaque)
 def test_opaque_values_of_secret_headers_never_survive(value: str) -> None:
-    for text in (f"Authorization: Bearer {value}", f"Cookie: session={value}; theme=dark",
-                 f'"x-api-key": "{value}"', f"Proxy-Authorization: Basic {value}"):
+    for text in (
+        f"Authorization: Bearer {value}",
+        f"Cookie: session={value}; theme=dark",
+        f'"x-api-key": "{value}"',
+        f"Proxy-Authorization: Basic {value}",
+    ):
         out = redact_text(text)
         assert value not in out, (text, out)
 
@@ -60,9 +64,11 @@ def test_known_exact_secret_is_removed_anywhere(value: str) -> None:
 
 @given(secrets)
 def test_nested_structures_are_redacted(secret: str) -> None:
-    doc = {"headers": {"Authorization": "whatever-shape", "x-request-id": "req_123"},
-           "rows": [{"body": f"key={secret}"}, (f"Bearer {secret}",)],
-           "n": 3}
+    doc = {
+        "headers": {"Authorization": "whatever-shape", "x-request-id": "req_123"},
+        "rows": [{"body": f"key={secret}"}, (f"Bearer {secret}",)],
+        "n": 3,
+    }
     out = redact(doc)
     dumped = json.dumps(out)
     assert secret not in dumped

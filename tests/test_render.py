@@ -21,24 +21,73 @@ FAKE_KEY = "sk-test-FAKEKEY0123456789abcdefghij"
 
 def sample_report(home: str = "/home/tester") -> dict[str, object]:
     models = CheckResult(
-        "models", "Switch model", 1, Status.FAIL, "gpt-5.5 overloaded; gpt-5.4-mini works",
-        (Finding(Cause.CAPACITY, Strength.STRONG, "primary fails with server_is_overloaded, alternative works",
-                 {"status": 503, "request_id": "req_abc123", "cf_ray": "9c84b52ce87fbe62-SJC",
-                  "sent": f"Authorization: Bearer {FAKE_KEY}"},
-                 (NextStep("Use gpt-5.4-mini for now", "codex -m gpt-5.4-mini"),)),),
+        "models",
+        "Switch model",
+        1,
+        Status.FAIL,
+        "gpt-5.5 overloaded; gpt-5.4-mini works",
+        (
+            Finding(
+                Cause.CAPACITY,
+                Strength.STRONG,
+                "primary fails with server_is_overloaded, alternative works",
+                {
+                    "status": 503,
+                    "request_id": "req_abc123",
+                    "cf_ray": "9c84b52ce87fbe62-SJC",
+                    "sent": f"Authorization: Bearer {FAKE_KEY}",
+                },
+                (NextStep("Use gpt-5.4-mini for now", "codex -m gpt-5.4-mini"),),
+            ),
+        ),
         ("<script>alert(1)</script> raw body",),
-        {"models": [{"model": "gpt-5.5", "role": "primary", "outcome": "fail",
-                     "attempts": [{"status": 503, "signature": "openai.server_is_overloaded"}]}]},
+        {
+            "models": [
+                {
+                    "model": "gpt-5.5",
+                    "role": "primary",
+                    "outcome": "fail",
+                    "attempts": [{"status": 503, "signature": "openai.server_is_overloaded"}],
+                }
+            ]
+        },
         duration_ms=1234,
     )
-    paths = CheckResult("paths", "Network paths", 3, Status.PASS, "direct path fine", (), (),
-                        {"paths": [{"name": "direct", "dns_ms": 2, "connect_ms": 5, "tls_ms": 0, "ttfb_ms": 40,
-                                    "total_ms": 50, "status": 200, "exit_location": "SG"},
-                                   {"name": "env proxy", "error": "connection reset", "error_class": "reset"}]})
+    paths = CheckResult(
+        "paths",
+        "Network paths",
+        3,
+        Status.PASS,
+        "direct path fine",
+        (),
+        (),
+        {
+            "paths": [
+                {
+                    "name": "direct",
+                    "dns_ms": 2,
+                    "connect_ms": 5,
+                    "tls_ms": 0,
+                    "ttfb_ms": 40,
+                    "total_ms": 50,
+                    "status": 200,
+                    "exit_location": "SG",
+                },
+                {"name": "env proxy", "error": "connection reset", "error_class": "reset"},
+            ]
+        },
+    )
     skip = CheckResult("hardware", "Local GPU and memory", 7, Status.SKIP, f"no GPU; log at {home}/x.log")
     results = [models, paths, skip]
-    target = Target("openai", "https://api.openai.test/v1", "gpt-5.5", ("gpt-5.4-mini",), "OPENAI_API_KEY",
-                    FAKE_KEY, sources={"model": "~/.codex/config.toml"})
+    target = Target(
+        "openai",
+        "https://api.openai.test/v1",
+        "gpt-5.5",
+        ("gpt-5.4-mini",),
+        "OPENAI_API_KEY",
+        FAKE_KEY,
+        sources={"model": "~/.codex/config.toml"},
+    )
     return build(results, decide(results), target, datetime(2026, 11, 30, tzinfo=timezone.utc), home=home)
 
 

@@ -13,8 +13,15 @@ from capdoctor.runner import run_checks
 
 
 class Fake:
-    def __init__(self, cid: str, stage: int = 1, sleep: float = 0.0, crash: bool = False,
-                 needs: frozenset[Need] = frozenset(), after: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        cid: str,
+        stage: int = 1,
+        sleep: float = 0.0,
+        crash: bool = False,
+        needs: frozenset[Need] = frozenset(),
+        after: tuple[str, ...] = (),
+    ) -> None:
         self.id, self.title, self.stage, self.description = cid, cid.title(), stage, "fake"
         self.needs, self.after = needs, after
         self.sleep, self.crash = sleep, crash
@@ -29,8 +36,7 @@ class Fake:
 
 
 def ctx(timeout: float = 5.0, target: Target | None = None) -> Context:
-    return Context(env={}, home=Path("/nonexistent"), cwd=Path("."), target=target,
-                   deadline=time.monotonic() + timeout)
+    return Context(env={}, home=Path("/nonexistent"), cwd=Path("."), target=target, deadline=time.monotonic() + timeout)
 
 
 def test_checks_run_concurrently() -> None:

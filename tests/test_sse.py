@@ -9,10 +9,10 @@ from capdoctor.probes.sse import Event, SSEDecoder, decode_all
 
 STREAM = (
     b": OPENROUTER PROCESSING\n\n"
-    b"event: response.created\ndata: {\"type\":\"response.created\"}\n\n"
+    b'event: response.created\ndata: {"type":"response.created"}\n\n'
     b"data: line one\r\ndata: line two\r\n\r\n"
     + 'data: {"text":"café ☕"}\r\r'.encode()
-    + b"event: response.failed\ndata: {\"type\":\"response.failed\"}\n\n"
+    + b'event: response.failed\ndata: {"type":"response.failed"}\n\n'
     b"data: [DONE]"
 )
 EXPECTED = [
@@ -42,7 +42,7 @@ def test_any_chunking_gives_the_same_events(cuts: list[int]) -> None:
 
 
 def test_json_helper_and_field_without_space() -> None:
-    (ev,) = decode_all(b"event:error\ndata:{\"error\":{\"type\":\"overloaded_error\"}}\n\n")
+    (ev,) = decode_all(b'event:error\ndata:{"error":{"type":"overloaded_error"}}\n\n')
     assert ev.event == "error"
     assert ev.json() == {"error": {"type": "overloaded_error"}}
     assert Event(None, "[DONE]").json() is None

@@ -71,14 +71,38 @@ def test_summary_url() -> None:
     assert summary_url("https://status.openai.com/proxy/status.openai.com").endswith("/proxy/status.openai.com")
 
 
-_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6),
-                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-                           st.sampled_from(["status", "indicator", "components", "incidents", "incident_updates",
-                                            "affected_components", "name", "summary", "ongoing_incidents",
-                                            "structure", "items", "group", "component_id", "id", "impact",
-                                            "current_worst_impact", "in_progress_maintenances"]),
-                           inner, max_size=5),
-                       max_leaves=15)
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "status",
+                    "indicator",
+                    "components",
+                    "incidents",
+                    "incident_updates",
+                    "affected_components",
+                    "name",
+                    "summary",
+                    "ongoing_incidents",
+                    "structure",
+                    "items",
+                    "group",
+                    "component_id",
+                    "id",
+                    "impact",
+                    "current_worst_impact",
+                    "in_progress_maintenances",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=15,
+)
 
 
 @given(_values)

@@ -11,48 +11,93 @@ C, S = Cause, Strength
 
 
 def res(cid: str, status: Status, *findings: tuple[Cause, Strength]) -> CheckResult:
-    return CheckResult(cid, cid.title(), 1, status, f"{cid} summary",
-                       tuple(Finding(c, s, f"{cid}: {c.value} {s.value}") for c, s in findings))
+    return CheckResult(
+        cid,
+        cid.title(),
+        1,
+        status,
+        f"{cid} summary",
+        tuple(Finding(c, s, f"{cid}: {c.value} {s.value}") for c, s in findings),
+    )
 
 
 CASES = [
     # (description, results, expected cause)
-    ("switching the model fixes it → capacity",
-     [res("models", Status.FAIL, (C.CAPACITY, S.STRONG)), res("quota", Status.PASS, (C.QUOTA, S.AGAINST))],
-     "capacity"),
-    ("every model fails with insufficient_quota → quota",
-     [res("models", Status.FAIL, (C.QUOTA, S.STRONG)), res("quota", Status.FAIL, (C.QUOTA, S.MODERATE))], "quota"),
+    (
+        "switching the model fixes it → capacity",
+        [res("models", Status.FAIL, (C.CAPACITY, S.STRONG)), res("quota", Status.PASS, (C.QUOTA, S.AGAINST))],
+        "capacity",
+    ),
+    (
+        "every model fails with insufficient_quota → quota",
+        [res("models", Status.FAIL, (C.QUOTA, S.STRONG)), res("quota", Status.FAIL, (C.QUOTA, S.MODERATE))],
+        "quota",
+    ),
     ("401 everywhere → account", [res("models", Status.FAIL, (C.ACCOUNT, S.STRONG))], "account"),
-    ("direct works, proxy fails → network",
-     [res("paths", Status.FAIL, (C.NETWORK, S.STRONG)), res("proxy", Status.WARN, (C.NETWORK, S.WEAK))], "network"),
+    (
+        "direct works, proxy fails → network",
+        [res("paths", Status.FAIL, (C.NETWORK, S.STRONG)), res("proxy", Status.WARN, (C.NETWORK, S.WEAK))],
+        "network",
+    ),
     ("local OOM → hardware", [res("hardware", Status.FAIL, (C.HARDWARE, S.STRONG))], "hardware"),
     ("requires newer version → client", [res("models", Status.FAIL, (C.CLIENT, S.STRONG))], "client"),
     ("all pass → none", [res("models", Status.PASS), res("paths", Status.PASS)], "none"),
-    ("most checks skipped, the rest pass → inconclusive, not none",
-     [res("models", Status.SKIP), res("paths", Status.SKIP), res("quota", Status.SKIP), res("proxy", Status.PASS)],
-     "inconclusive"),
+    (
+        "most checks skipped, the rest pass → inconclusive, not none",
+        [res("models", Status.SKIP), res("paths", Status.SKIP), res("quota", Status.SKIP), res("proxy", Status.PASS)],
+        "inconclusive",
+    ),
     ("everything skipped → inconclusive", [res("models", Status.SKIP)], "inconclusive"),
-    ("a check broke with no evidence → inconclusive",
-     [res("models", Status.ERROR), res("paths", Status.PASS)], "inconclusive"),
+    (
+        "a check broke with no evidence → inconclusive",
+        [res("models", Status.ERROR), res("paths", Status.PASS)],
+        "inconclusive",
+    ),
     ("one weak hint only → inconclusive", [res("logs", Status.WARN, (C.CAPACITY, S.WEAK))], "inconclusive"),
-    ("strong capacity vs strong quota → inconclusive (contradictory)",
-     [res("models", Status.FAIL, (C.CAPACITY, S.STRONG)), res("logs", Status.WARN, (C.QUOTA, S.STRONG))],
-     "inconclusive"),
-    ("strong capacity beats a pile of weak quota hints",
-     [res("models", Status.FAIL, (C.CAPACITY, S.STRONG)),
-      res("logs", Status.WARN, (C.QUOTA, S.WEAK), (C.QUOTA, S.WEAK)),
-      res("client", Status.WARN, (C.QUOTA, S.WEAK))], "capacity"),
-    ("context findings weigh nothing",
-     [res("hardware", Status.WARN, (C.HARDWARE, S.CONTEXT)), res("models", Status.PASS)], "none"),
-    ("against evidence cancels a weak claim",
-     [res("logs", Status.WARN, (C.QUOTA, S.WEAK)), res("quota", Status.PASS, (C.QUOTA, S.AGAINST)),
-      res("models", Status.FAIL, (C.CAPACITY, S.STRONG))], "capacity"),
-    ("network strong + capacity moderate → network",
-     [res("paths", Status.FAIL, (C.NETWORK, S.STRONG), (C.NETWORK, S.MODERATE)),
-      res("status", Status.WARN, (C.CAPACITY, S.MODERATE))], "network"),
-    ("account throttling ranks account first, capacity second",
-     [res("models", Status.FAIL, (C.ACCOUNT, S.STRONG), (C.CAPACITY, S.WEAK)),
-      res("quota", Status.PASS, (C.QUOTA, S.AGAINST))], "account"),
+    (
+        "strong capacity vs strong quota → inconclusive (contradictory)",
+        [res("models", Status.FAIL, (C.CAPACITY, S.STRONG)), res("logs", Status.WARN, (C.QUOTA, S.STRONG))],
+        "inconclusive",
+    ),
+    (
+        "strong capacity beats a pile of weak quota hints",
+        [
+            res("models", Status.FAIL, (C.CAPACITY, S.STRONG)),
+            res("logs", Status.WARN, (C.QUOTA, S.WEAK), (C.QUOTA, S.WEAK)),
+            res("client", Status.WARN, (C.QUOTA, S.WEAK)),
+        ],
+        "capacity",
+    ),
+    (
+        "context findings weigh nothing",
+        [res("hardware", Status.WARN, (C.HARDWARE, S.CONTEXT)), res("models", Status.PASS)],
+        "none",
+    ),
+    (
+        "against evidence cancels a weak claim",
+        [
+            res("logs", Status.WARN, (C.QUOTA, S.WEAK)),
+            res("quota", Status.PASS, (C.QUOTA, S.AGAINST)),
+            res("models", Status.FAIL, (C.CAPACITY, S.STRONG)),
+        ],
+        "capacity",
+    ),
+    (
+        "network strong + capacity moderate → network",
+        [
+            res("paths", Status.FAIL, (C.NETWORK, S.STRONG), (C.NETWORK, S.MODERATE)),
+            res("status", Status.WARN, (C.CAPACITY, S.MODERATE)),
+        ],
+        "network",
+    ),
+    (
+        "account throttling ranks account first, capacity second",
+        [
+            res("models", Status.FAIL, (C.ACCOUNT, S.STRONG), (C.CAPACITY, S.WEAK)),
+            res("quota", Status.PASS, (C.QUOTA, S.AGAINST)),
+        ],
+        "account",
+    ),
 ]
 
 
@@ -71,8 +116,9 @@ def test_one_check_cannot_outvote_others_by_repetition() -> None:
 
 def test_confidence_grows_with_agreeing_evidence() -> None:
     one = decide([res("models", Status.FAIL, (C.CAPACITY, S.STRONG))])
-    two = decide([res("models", Status.FAIL, (C.CAPACITY, S.STRONG)), res("status", Status.WARN,
-                                                                          (C.CAPACITY, S.STRONG))])
+    two = decide(
+        [res("models", Status.FAIL, (C.CAPACITY, S.STRONG)), res("status", Status.WARN, (C.CAPACITY, S.STRONG))]
+    )
     assert two.confidence > one.confidence
 
 
@@ -84,8 +130,12 @@ def test_contradiction_lowers_confidence() -> None:
 
 
 def test_evidence_and_specific_steps_come_first() -> None:
-    finding = Finding(C.NETWORK, S.STRONG, "direct works, HTTPS_PROXY path resets",
-                      next_steps=(NextStep("unset HTTPS_PROXY", "unset HTTPS_PROXY"),))
+    finding = Finding(
+        C.NETWORK,
+        S.STRONG,
+        "direct works, HTTPS_PROXY path resets",
+        next_steps=(NextStep("unset HTTPS_PROXY", "unset HTTPS_PROXY"),),
+    )
     verdict = decide([CheckResult("paths", "Paths", 3, Status.FAIL, "x", (finding,))])
     assert verdict.evidence[0] == "[paths] direct works, HTTPS_PROXY path resets"
     assert verdict.next_steps[0].command == "unset HTTPS_PROXY"
@@ -107,16 +157,36 @@ def test_decide_is_pure() -> None:
 
 
 def test_tun_with_every_model_failing_tilts_towards_network() -> None:
-    models = CheckResult("models", "Switch model", 1, Status.FAIL, "all fail",
-                         (Finding(C.ACCOUNT, S.MODERATE, "every model refused"),), (),
-                         {"models": [{"model": "a", "outcome": "fail"}, {"model": "b", "outcome": "fail"}]})
-    tun = CheckResult("proxy", "Proxy", 4, Status.WARN, "tun",
-                      (Finding(C.NETWORK, S.WEAK, "fake ip", {"host": "api", "resolved": ["198.18.0.7"]}),))
+    models = CheckResult(
+        "models",
+        "Switch model",
+        1,
+        Status.FAIL,
+        "all fail",
+        (Finding(C.ACCOUNT, S.MODERATE, "every model refused"),),
+        (),
+        {"models": [{"model": "a", "outcome": "fail"}, {"model": "b", "outcome": "fail"}]},
+    )
+    tun = CheckResult(
+        "proxy",
+        "Proxy",
+        4,
+        Status.WARN,
+        "tun",
+        (Finding(C.NETWORK, S.WEAK, "fake ip", {"host": "api", "resolved": ["198.18.0.7"]}),),
+    )
     assert decide([models]).cause == "account"
     assert decide([models, tun]).cause == "network"
-    healthy = CheckResult("models", "Switch model", 1, Status.FAIL, "one fails",
-                          models.findings, (), {"models": [{"model": "a", "outcome": "fail"},
-                                                           {"model": "b", "outcome": "ok"}]})
+    healthy = CheckResult(
+        "models",
+        "Switch model",
+        1,
+        Status.FAIL,
+        "one fails",
+        models.findings,
+        (),
+        {"models": [{"model": "a", "outcome": "fail"}, {"model": "b", "outcome": "ok"}]},
+    )
     assert decide([healthy, tun]).cause == "account"
 
 
@@ -127,8 +197,12 @@ def _with(cid: str, status: Status, summary: str = "", **data: object) -> CheckR
     return CheckResult(cid, cid.title(), 1, status, summary or f"{cid} summary", (), (), dict(data))
 
 
-GENERATION_UNTESTED = {"what": "generation on gpt-5.5", "why": "--no-inference",
-                       "open_causes": ["capacity", "quota", "account"], "decisive": True}
+GENERATION_UNTESTED = {
+    "what": "generation on gpt-5.5",
+    "why": "--no-inference",
+    "open_causes": ["capacity", "quota", "account"],
+    "decisive": True,
+}
 STATUS_UNREAD = {"what": "the status page", "why": "could not be read: HTTP 500", "open_causes": ["capacity"]}
 
 
@@ -138,21 +212,40 @@ def test_none_is_confident_only_when_everything_ran() -> None:
 
 
 def test_each_gap_lowers_none_and_is_named() -> None:
-    one = decide([_with("models", Status.PASS), _with("status", Status.PASS), _with("quota", Status.PASS),
-                  _with("logs", Status.SKIP, "no client logs found")])
+    one = decide(
+        [
+            _with("models", Status.PASS),
+            _with("status", Status.PASS),
+            _with("quota", Status.PASS),
+            _with("logs", Status.SKIP, "no client logs found"),
+        ]
+    )
     assert one.cause == "none" and one.confidence <= 0.71
     assert "not tested" in one.summary and "no client logs found" in one.summary
-    offline = decide([_with("models", Status.PASS), _with("paths", Status.PASS), _with("quota", Status.PASS),
-                      _with("status", Status.WARN, untested=[STATUS_UNREAD]),
-                      _with("logs", Status.SKIP), _with("hardware", Status.SKIP)])
+    offline = decide(
+        [
+            _with("models", Status.PASS),
+            _with("paths", Status.PASS),
+            _with("quota", Status.PASS),
+            _with("status", Status.WARN, untested=[STATUS_UNREAD]),
+            _with("logs", Status.SKIP),
+            _with("hardware", Status.SKIP),
+        ]
+    )
     assert offline.cause == "none" and offline.confidence <= 0.5 < one.confidence
     assert "the status page (could not be read: HTTP 500)" in offline.summary
     assert any(line.startswith("[status] not tested: the status page") for line in offline.evidence)
 
 
 def test_generation_not_probed_is_never_a_confident_no_problem() -> None:
-    verdict = decide([_with("models", Status.PASS, untested=[GENERATION_UNTESTED]), _with("status", Status.PASS),
-                      _with("paths", Status.PASS), _with("quota", Status.PASS)])
+    verdict = decide(
+        [
+            _with("models", Status.PASS, untested=[GENERATION_UNTESTED]),
+            _with("status", Status.PASS),
+            _with("paths", Status.PASS),
+            _with("quota", Status.PASS),
+        ]
+    )
     assert verdict.cause == "inconclusive"
     assert "generation on gpt-5.5 (--no-inference)" in verdict.summary
     assert "capacity, quota, account could not be ruled out" in verdict.summary
@@ -160,7 +253,18 @@ def test_generation_not_probed_is_never_a_confident_no_problem() -> None:
 
 
 def test_a_finding_still_wins_over_a_gap() -> None:
-    verdict = decide([CheckResult("models", "Models", 1, Status.FAIL, "x",
-                                  (Finding(C.CLIENT, S.STRONG, "MY_KEY is not set"),), (),
-                                  {"untested": [GENERATION_UNTESTED]})])
+    verdict = decide(
+        [
+            CheckResult(
+                "models",
+                "Models",
+                1,
+                Status.FAIL,
+                "x",
+                (Finding(C.CLIENT, S.STRONG, "MY_KEY is not set"),),
+                (),
+                {"untested": [GENERATION_UNTESTED]},
+            )
+        ]
+    )
     assert verdict.cause == "client"

@@ -274,9 +274,7 @@ def test_sigkill_mid_transaction_loses_at_most_the_round_in_flight(tmp_path: Pat
         store.record(_round(T0), retention_days=None)  # and it still takes writes
 
 
-def test_the_default_history_lives_in_the_one_user_data_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_default_history_lives_in_the_one_user_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--db` defaults to the data folder `context.user_dir` gives (the same answer that places capdoctor.toml)."""
     from capdoctor.context import user_dir
     from capdoctor.watch.command import DB_NAME, default_db

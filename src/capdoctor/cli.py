@@ -58,22 +58,39 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     """capdoctor runs the triage a seasoned engineer would, cheap to expensive, and names the cause."""
 
 
-def _flags(provider: str | None, base_url: str | None, model: str | None, alt_models: list[str] | None,
-           api_key_env: str | None, logs: list[Path] | None) -> Any:
+def _flags(
+    provider: str | None,
+    base_url: str | None,
+    model: str | None,
+    alt_models: list[str] | None,
+    api_key_env: str | None,
+    logs: list[Path] | None,
+) -> Any:
     from capdoctor.discovery import DiscoveryFlags
 
-    return DiscoveryFlags(provider=provider, base_url=base_url, model=model, alt_models=tuple(alt_models or ()),
-                          api_key_env=api_key_env, logs=tuple(logs or ()))
+    return DiscoveryFlags(
+        provider=provider,
+        base_url=base_url,
+        model=model,
+        alt_models=tuple(alt_models or ()),
+        api_key_env=api_key_env,
+        logs=tuple(logs or ()),
+    )
 
 
-def _option_flags(timeout: str | None = None, since: str | None = None, reference_url: str | None = None,
-                  logs: list[Path] | None = None) -> dict[str, Any]:
+def _option_flags(
+    timeout: str | None = None,
+    since: str | None = None,
+    reference_url: str | None = None,
+    logs: list[Path] | None = None,
+) -> dict[str, Any]:
     """The flags that set options, by option name (see `capdoctor.options`)."""
     return {"timeout": timeout, "since": since, "reference_url": reference_url, "logs": [str(p) for p in logs or ()]}
 
@@ -115,13 +132,30 @@ def _view(json_out: bool, report: Path | None, verbose: bool, quiet: bool, no_co
     return View(json_out, report, verbose, quiet, no_color)
 
 
-def _request(target: Any, options: Any, only: list[str] | None, skip: list[str] | None, no_inference: bool,
-             verbose: bool, started: float | None) -> Any:
+def _request(
+    target: Any,
+    options: Any,
+    only: list[str] | None,
+    skip: list[str] | None,
+    no_inference: bool,
+    verbose: bool,
+    started: float | None,
+) -> Any:
     from capdoctor.engine import RunRequest
 
-    return RunRequest(target=target, env=dict(os.environ), home=Path.home(), cwd=Path.cwd(),
-                      timeout=options["timeout"], only=only, skip=skip, no_inference=no_inference, verbose=verbose,
-                      options=options, started=started)
+    return RunRequest(
+        target=target,
+        env=dict(os.environ),
+        home=Path.home(),
+        cwd=Path.cwd(),
+        timeout=options["timeout"],
+        only=only,
+        skip=skip,
+        no_inference=no_inference,
+        verbose=verbose,
+        options=options,
+        started=started,
+    )
 
 
 def _validate(only: list[str] | None, skip: list[str] | None) -> None:
@@ -146,39 +180,74 @@ def checks_cmd(json_out: opt.JsonOut = False, no_color: opt.NoColor = False) -> 
 
 
 @app.command("diagnose")
-def diagnose_cmd(provider: opt.Provider = None, base_url: opt.BaseUrl = None, model: opt.ModelOpt = None,
-                 alt_model: opt.AltModels = None, api_key_env: opt.KeyEnv = None, log: opt.LogOpt = None,
-                 timeout: opt.Timeout = None, only: opt.Only = None, skip: opt.Skip = None,
-                 no_inference: opt.NoInference = False, json_out: opt.JsonOut = False, report: opt.ReportOut = None,
-                 verbose: opt.Verbose = False, reference_url: opt.RefUrl = None, since: opt.Since = None,
-                 quiet: opt.Quiet = False, no_color: opt.NoColor = False) -> None:
+def diagnose_cmd(
+    provider: opt.Provider = None,
+    base_url: opt.BaseUrl = None,
+    model: opt.ModelOpt = None,
+    alt_model: opt.AltModels = None,
+    api_key_env: opt.KeyEnv = None,
+    log: opt.LogOpt = None,
+    timeout: opt.Timeout = None,
+    only: opt.Only = None,
+    skip: opt.Skip = None,
+    no_inference: opt.NoInference = False,
+    json_out: opt.JsonOut = False,
+    report: opt.ReportOut = None,
+    verbose: opt.Verbose = False,
+    reference_url: opt.RefUrl = None,
+    since: opt.Since = None,
+    quiet: opt.Quiet = False,
+    no_color: opt.NoColor = False,
+) -> None:
     """Run every check, staged cheap to expensive, then print the verdict."""
     _validate(only, skip)
-    target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, log),
-                             _option_flags(timeout, since, reference_url, log))
+    target, options = _setup(
+        _flags(provider, base_url, model, alt_model, api_key_env, log),
+        _option_flags(timeout, since, reference_url, log),
+    )
     request = _request(target, options, only, skip, no_inference, verbose, _started())
     raise typer.Exit(_present(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
 
 
 @app.command("check")
-def check_cmd(check_id: opt.CheckId,
-              provider: opt.Provider = None, base_url: opt.BaseUrl = None, model: opt.ModelOpt = None,
-              alt_model: opt.AltModels = None, api_key_env: opt.KeyEnv = None, log: opt.LogOpt = None,
-              timeout: opt.Timeout = None, no_inference: opt.NoInference = False, json_out: opt.JsonOut = False,
-              report: opt.ReportOut = None, verbose: opt.Verbose = False, reference_url: opt.RefUrl = None,
-              since: opt.Since = None, quiet: opt.Quiet = False, no_color: opt.NoColor = False) -> None:
+def check_cmd(
+    check_id: opt.CheckId,
+    provider: opt.Provider = None,
+    base_url: opt.BaseUrl = None,
+    model: opt.ModelOpt = None,
+    alt_model: opt.AltModels = None,
+    api_key_env: opt.KeyEnv = None,
+    log: opt.LogOpt = None,
+    timeout: opt.Timeout = None,
+    no_inference: opt.NoInference = False,
+    json_out: opt.JsonOut = False,
+    report: opt.ReportOut = None,
+    verbose: opt.Verbose = False,
+    reference_url: opt.RefUrl = None,
+    since: opt.Since = None,
+    quiet: opt.Quiet = False,
+    no_color: opt.NoColor = False,
+) -> None:
     """Run one check (and the verdict over it)."""
     _validate([check_id], None)
-    target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, log),
-                             _option_flags(timeout, since, reference_url, log))
+    target, options = _setup(
+        _flags(provider, base_url, model, alt_model, api_key_env, log),
+        _option_flags(timeout, since, reference_url, log),
+    )
     request = _request(target, options, [check_id], None, no_inference, verbose, _started())
     raise typer.Exit(_present(request, _view(json_out, report, verbose, quiet, no_color), _header(target)))
 
 
 @app.command("demo")
-def demo_cmd(scenario: opt.Scenario = "capacity", timeout: opt.Timeout = None, json_out: opt.JsonOut = False,
-             report: opt.ReportOut = None, verbose: opt.Verbose = False, quiet: opt.Quiet = False,
-             no_color: opt.NoColor = False) -> None:
+def demo_cmd(
+    scenario: opt.Scenario = "capacity",
+    timeout: opt.Timeout = None,
+    json_out: opt.JsonOut = False,
+    report: opt.ReportOut = None,
+    verbose: opt.Verbose = False,
+    quiet: opt.Quiet = False,
+    no_color: opt.NoColor = False,
+) -> None:
     """Start the simulator on a free loopback port and diagnose against it (a self-test: exit 0 when right)."""
     from capdoctor.demo import run_demo
     from capdoctor.options import flag_layer, resolve
@@ -189,8 +258,7 @@ def demo_cmd(scenario: opt.Scenario = "capacity", timeout: opt.Timeout = None, j
 
 
 @app.command("simulate")
-def simulate_cmd(scenario: opt.Scenario = "capacity",
-                 host: opt.SimHost = "127.0.0.1", port: opt.SimPort = 0) -> None:
+def simulate_cmd(scenario: opt.Scenario = "capacity", host: opt.SimHost = "127.0.0.1", port: opt.SimPort = 0) -> None:
     """Serve the provider simulator until Ctrl-C: point your own retry/fallback code at it."""
     from capdoctor.demo import scenario_or_error
     from capdoctor.hosts import is_loopback_host
@@ -198,15 +266,24 @@ def simulate_cmd(scenario: opt.Scenario = "capacity",
 
     scenario_or_error(scenario)
     if not is_loopback_host(host):
-        print(f"capdoctor: warning: --host {host} is not a loopback address: anyone who can reach this machine "
-              "can use the simulator", file=sys.stderr, flush=True)
+        print(
+            f"capdoctor: warning: --host {host} is not a loopback address: anyone who can reach this machine "
+            "can use the simulator",
+            file=sys.stderr,
+            flush=True,
+        )
     serve(scenario, host, port, lambda line: print(line, flush=True))
 
 
 @app.command("config")
-def config_cmd(provider: opt.Provider = None, base_url: opt.BaseUrl = None, model: opt.ModelOpt = None,
-               alt_model: opt.AltModels = None, api_key_env: opt.KeyEnv = None,
-               json_out: opt.JsonOut = False) -> None:
+def config_cmd(
+    provider: opt.Provider = None,
+    base_url: opt.BaseUrl = None,
+    model: opt.ModelOpt = None,
+    alt_model: opt.AltModels = None,
+    api_key_env: opt.KeyEnv = None,
+    json_out: opt.JsonOut = False,
+) -> None:
     """Show the target and the options as discovered, with where each value came from (secrets redacted)."""
     from capdoctor.demo import print_config
 
@@ -215,28 +292,48 @@ def config_cmd(provider: opt.Provider = None, base_url: opt.BaseUrl = None, mode
 
 
 @app.command("fallback")
-def fallback_cmd(provider: opt.Provider = None, base_url: opt.BaseUrl = None, model: opt.ModelOpt = None,
-                 alt_model: opt.AltModels = None, api_key_env: opt.KeyEnv = None,
-                 from_report: opt.FromReport = None, fmt: opt.FormatOpt = None, write: opt.WriteOpt = None,
-                 merge: opt.MergeOpt = False, timeout: opt.Timeout = None, report: opt.ReportOut = None) -> None:
+def fallback_cmd(
+    provider: opt.Provider = None,
+    base_url: opt.BaseUrl = None,
+    model: opt.ModelOpt = None,
+    alt_model: opt.AltModels = None,
+    api_key_env: opt.KeyEnv = None,
+    from_report: opt.FromReport = None,
+    fmt: opt.FormatOpt = None,
+    write: opt.WriteOpt = None,
+    merge: opt.MergeOpt = False,
+    timeout: opt.Timeout = None,
+    report: opt.ReportOut = None,
+) -> None:
     """Turn the models that answered into a fallback pool and retry policy your client loads."""
     from capdoctor.fallback.command import FallbackOptions, run
 
-    given = {"--provider": provider, "--base-url": base_url, "--model": model, "--alt-model": alt_model,
-             "--api-key-env": api_key_env}
+    given = {
+        "--provider": provider,
+        "--base-url": base_url,
+        "--model": model,
+        "--alt-model": alt_model,
+        "--api-key-env": api_key_env,
+    }
     opts = FallbackOptions(fmt, from_report, write, merge, report, tuple(k for k, v in given.items() if v))
 
     def live() -> Any:
-        target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, None),
-                                 _option_flags(timeout))
+        target, options = _setup(
+            _flags(provider, base_url, model, alt_model, api_key_env, None), _option_flags(timeout)
+        )
         return _request(target, options, ["models"], None, False, False, _started())
 
     raise typer.Exit(run(opts, live, sys.stdout, sys.stderr, dict(os.environ), str(Path.home())))
 
 
 @app.command("logs")
-def logs_cmd(paths: opt.LogPaths = None, json_out: opt.JsonOut = False, since: opt.Since = None,
-             verbose: opt.Verbose = False, into: opt.Into = None) -> None:
+def logs_cmd(
+    paths: opt.LogPaths = None,
+    json_out: opt.JsonOut = False,
+    since: opt.Since = None,
+    verbose: opt.Verbose = False,
+    into: opt.Into = None,
+) -> None:
     """Scan logs for known failure signatures and judge the cause from them."""
     from capdoctor.logs import logs_command
 
@@ -245,21 +342,38 @@ def logs_cmd(paths: opt.LogPaths = None, json_out: opt.JsonOut = False, since: o
 
 
 @app.command("watch")
-def watch_cmd(provider: opt.Provider = None, base_url: opt.BaseUrl = None, model: opt.ModelOpt = None,
-              alt_model: opt.AltModels = None, api_key_env: opt.KeyEnv = None,
-              timeout: opt.RoundTimeout = None, no_inference: opt.NoInference = False,
-              reference_url: opt.RefUrl = None, interval: opt.Interval = None, count: opt.Count = None,
-              db: opt.DbOpt = None, retention: opt.Retention = None, metrics_port: opt.MetricsPort = None,
-              metrics_host: opt.MetricsHost = "127.0.0.1", textfile: opt.Textfile = None) -> None:
+def watch_cmd(
+    provider: opt.Provider = None,
+    base_url: opt.BaseUrl = None,
+    model: opt.ModelOpt = None,
+    alt_model: opt.AltModels = None,
+    api_key_env: opt.KeyEnv = None,
+    timeout: opt.RoundTimeout = None,
+    no_inference: opt.NoInference = False,
+    reference_url: opt.RefUrl = None,
+    interval: opt.Interval = None,
+    count: opt.Count = None,
+    db: opt.DbOpt = None,
+    retention: opt.Retention = None,
+    metrics_port: opt.MetricsPort = None,
+    metrics_host: opt.MetricsHost = "127.0.0.1",
+    textfile: opt.Textfile = None,
+) -> None:
     """Every --interval seconds, run the cheap checks, record the round in the history, export metrics."""
     from capdoctor.watch.command import WatchSettings, watch_command
 
-    target, options = _setup(_flags(provider, base_url, model, alt_model, api_key_env, None),
-                             {**_option_flags(timeout, None, reference_url), "watch.interval_s": interval,
-                              "watch.retention_days": retention})
+    target, options = _setup(
+        _flags(provider, base_url, model, alt_model, api_key_env, None),
+        {
+            **_option_flags(timeout, None, reference_url),
+            "watch.interval_s": interval,
+            "watch.retention_days": retention,
+        },
+    )
     request = _request(target, options, None, None, no_inference, False, None)  # each round has its own clock
-    settings = WatchSettings(options["watch.interval_s"], count, db, options["watch.retention_days"], metrics_port,
-                             metrics_host, textfile)
+    settings = WatchSettings(
+        options["watch.interval_s"], count, db, options["watch.retention_days"], metrics_port, metrics_host, textfile
+    )
     raise typer.Exit(watch_command(request, settings, sys.stdout, sys.stderr))
 
 
@@ -331,8 +445,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if os.environ.get("CAPDOCTOR_DEBUG"):
             raise
-        _say(f"capdoctor: internal error: {type(exc).__name__}: {exc} "
-             "(please report; set CAPDOCTOR_DEBUG=1 for a traceback)")
+        _say(
+            f"capdoctor: internal error: {type(exc).__name__}: {exc} "
+            "(please report; set CAPDOCTOR_DEBUG=1 for a traceback)"
+        )
         code = ExitCode.INTERNAL
     if code == INTERRUPTED:  # typer turns Ctrl-C into a quiet exit 130; older releases raise Abort
         _say("capdoctor: interrupted")

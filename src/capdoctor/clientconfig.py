@@ -171,8 +171,11 @@ def claude_dir(env: Mapping[str, str], home: Path) -> Path:
 def claude_settings_paths(env: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
     """Claude Code's settings files in increasing precedence: user ($CLAUDE_CONFIG_DIR or ~/.claude), project,
     project local."""
-    return [claude_dir(env, home) / "settings.json", cwd / ".claude" / "settings.json",
-            cwd / ".claude" / "settings.local.json"]
+    return [
+        claude_dir(env, home) / "settings.json",
+        cwd / ".claude" / "settings.json",
+        cwd / ".claude" / "settings.local.json",
+    ]
 
 
 def gemini_settings_path(home: Path) -> Path:
@@ -203,8 +206,9 @@ def parse_toml(text: str, file: str) -> dict[str, Any]:
     try:
         doc: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ClientConfigError(f"{file}: invalid TOML: {exc}", file=file, detail=str(exc),
-                                line=getattr(exc, "lineno", None)) from None
+        raise ClientConfigError(
+            f"{file}: invalid TOML: {exc}", file=file, detail=str(exc), line=getattr(exc, "lineno", None)
+        ) from None
     return doc
 
 
@@ -213,11 +217,16 @@ def parse_json_object(text: str, file: str) -> dict[str, Any]:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ClientConfigError(f"{file}:{exc.lineno}: invalid JSON: {exc.msg} (line {exc.lineno}, column "
-                                f"{exc.colno})", file=file, detail=str(exc), line=exc.lineno) from None
+        raise ClientConfigError(
+            f"{file}:{exc.lineno}: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+            file=file,
+            detail=str(exc),
+            line=exc.lineno,
+        ) from None
     if not isinstance(obj, dict):
-        raise ClientConfigError(f"{file}:1: expected a JSON object at the top level", file=file,
-                                detail="not a JSON object", line=1)
+        raise ClientConfigError(
+            f"{file}:1: expected a JSON object at the top level", file=file, detail="not a JSON object", line=1
+        )
     return dict(obj)
 
 
@@ -254,8 +263,9 @@ def parse_codex_config(text: str, file: str) -> CodexConfig:
             base_url=string(table, "base_url", place),
             env_key=string(table, "env_key", f"{place} env_key"),
             wire_api=string(table, "wire_api", place),
-            api_version=(Setting("api-version", version, file, f"{place} query_params")
-                         if isinstance(version, str) else None),
+            api_version=(
+                Setting("api-version", version, file, f"{place} query_params") if isinstance(version, str) else None
+            ),
         )
     openai_base_url = string(doc, "openai_base_url", "openai_base_url", problem="openai_base_url")
     return CodexConfig(file, pid, model, provider, openai_base_url, problems)
@@ -275,8 +285,9 @@ def parse_claude_settings(text: str, file: str) -> ClaudeSettings:
         block = {}
     env = tuple(Setting(str(k), v, file, "env") for k, raw in block.items() if (v := _scalar(raw)) is not None)
     model = doc.get("model")
-    return ClaudeSettings(file, env, Setting("model", model, file, "model") if isinstance(model, str) else None,
-                          problems)
+    return ClaudeSettings(
+        file, env, Setting("model", model, file, "model") if isinstance(model, str) else None, problems
+    )
 
 
 def parse_gemini_settings(text: str, file: str) -> GeminiSettings:

@@ -173,8 +173,9 @@ class Context:
         hooks = dict(kwargs.pop("event_hooks", None) or {})
         hooks["request"] = [budget_hook(self.provider_budget, check or UNPLANNED), *hooks.get("request", [])]
         t = self.timeout(timeout)
-        transport = httpx.HTTPTransport(verify=kwargs.pop("verify", True), proxy=kwargs.pop("proxy", None),
-                                        trust_env=trust_env)
+        transport = httpx.HTTPTransport(
+            verify=kwargs.pop("verify", True), proxy=kwargs.pop("proxy", None), trust_env=trust_env
+        )
         client = httpx.Client(
             timeout=httpx.Timeout(t, connect=min(t, 5.0)),
             trust_env=trust_env,

@@ -59,8 +59,9 @@ def demo_env(environ: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k.lower() not in dropped}
 
 
-def run_demo(scenario: str, timeout: float, view: View, run: Callable[[Any, View, str], int],
-             started: float | None = None) -> int:
+def run_demo(
+    scenario: str, timeout: float, view: View, run: Callable[[Any, View, str], int], started: float | None = None
+) -> int:
     """Diagnose against the simulator; 0 when the verdict matches the scenario's known cause, else 1."""
     from capdoctor import __version__
     from capdoctor.context import Target
@@ -79,8 +80,12 @@ def run_demo(scenario: str, timeout: float, view: View, run: Callable[[Any, View
             alt_models=tuple(sc.alt_models),
             api_key=None if sc.requires_key else demo_key(provider),  # the no-key scenario is played without one
             api_key_env=None if sc.requires_key else DEMO_KEY_ENV,
-            sources={"provider": "demo scenario", "base_url": "demo simulator", "model": "demo scenario",
-                     **({} if sc.requires_key else {"api_key_env": "demo scenario", "key": "demo (a fake key)"})},
+            sources={
+                "provider": "demo scenario",
+                "base_url": "demo simulator",
+                "model": "demo scenario",
+                **({} if sc.requires_key else {"api_key_env": "demo scenario", "key": "demo (a fake key)"}),
+            },
         )
         options: dict[str, Any] = {
             "status_url": sim.status_url,
@@ -90,9 +95,17 @@ def run_demo(scenario: str, timeout: float, view: View, run: Callable[[Any, View
         }
         if shape == "ollama":  # only a local-model scenario has a local server to find
             options["ollama_url"] = sim.base_url("ollama")
-        request = RunRequest(target=target, env=demo_env(dict(os.environ)), home=Path.home(), cwd=Path.cwd(),
-                             timeout=timeout, verbose=view.verbose, options=options,
-                             demo={"scenario": scenario, "description": sc.description}, started=started)
+        request = RunRequest(
+            target=target,
+            env=demo_env(dict(os.environ)),
+            home=Path.home(),
+            cwd=Path.cwd(),
+            timeout=timeout,
+            verbose=view.verbose,
+            options=options,
+            demo={"scenario": scenario, "description": sc.description},
+            started=started,
+        )
         header = f"capdoctor {__version__} demo — scenario '{scenario}': {sc.description}"
         code = run(request, view, header)
     expected = for_verdict(sc.expected_cause)
@@ -100,8 +113,7 @@ def run_demo(scenario: str, timeout: float, view: View, run: Callable[[Any, View
         if view.human and not view.quiet:
             print(f"demo: verdict matches the scenario's known cause ({sc.expected_cause}).")
         return int(ExitCode.OK)
-    print(f"demo: expected verdict {sc.expected_cause!r} (exit {int(expected)}), got exit {code}",
-          file=sys.stderr)
+    print(f"demo: expected verdict {sc.expected_cause!r} (exit {int(expected)}), got exit {code}", file=sys.stderr)
     return int(ExitCode.INTERNAL)
 
 
@@ -148,4 +160,3 @@ def print_config(target: Any, options: Any, json_out: bool) -> int:
     for line in shown.get("findings") or []:
         console.print(f"! {line.get('message', line) if isinstance(line, dict) else line}")
     return 0
-

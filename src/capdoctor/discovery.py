@@ -139,8 +139,14 @@ def value_problem(key: str, value: str) -> str | None:
     return None
 
 
-FLAG_NAMES = {"provider": "--provider", "base_url": "--base-url", "model": "--model",
-              "alt_models": "--alt-model", "api_key_env": "--api-key-env", "wire_api": "--wire-api"}
+FLAG_NAMES = {
+    "provider": "--provider",
+    "base_url": "--base-url",
+    "model": "--model",
+    "alt_models": "--alt-model",
+    "api_key_env": "--api-key-env",
+    "wire_api": "--wire-api",
+}
 
 
 def _flag_layer(flags: DiscoveryFlags) -> Layer:
@@ -154,8 +160,11 @@ def _flag_layer(flags: DiscoveryFlags) -> Layer:
             problem = value_problem(key, one)
             if problem:
                 raise UsageError(f"{name} {one!r} (flag {name}) {problem}")
-        layer.set(key, tuple(v.strip() for v in value) if isinstance(value, tuple)
-                  else value.strip() if value else value, f"flag {name}")
+        layer.set(
+            key,
+            tuple(v.strip() for v in value) if isinstance(value, tuple) else value.strip() if value else value,
+            f"flag {name}",
+        )
     return layer
 
 
@@ -275,8 +284,11 @@ def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]
         host = host_of(custom.base_url.value) if custom.base_url else ""
         provider = (provider_for_host(host) if host else None) or "openai-compatible"
         table_src = f"{src} [model_providers.{pid}]"
-        for key, setting in (("base_url", custom.base_url), ("api_key_env", custom.env_key),
-                             ("api_version", custom.api_version)):
+        for key, setting in (
+            ("base_url", custom.base_url),
+            ("api_key_env", custom.env_key),
+            ("api_version", custom.api_version),
+        ):
             if setting is not None and not value_problem(key, setting.value):
                 layer.set(key, setting.value, setting.source)
         # Codex's default wire API for a custom provider is Chat Completions
@@ -346,8 +358,14 @@ def _canonical_or_error(name: str, source: str) -> str:
     return found
 
 
-def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Path, platform: str,
-             files: list[ConfigFile] | None = None) -> Target | None:
+def discover(
+    flags: DiscoveryFlags,
+    env: Mapping[str, str],
+    home: Path,
+    cwd: Path,
+    platform: str,
+    files: list[ConfigFile] | None = None,
+) -> Target | None:
     """The target to diagnose, or None when nothing names one (no flags, config, keys or client configs).
 
     `files` are the capdoctor.toml files when the caller has read them already (`read_config_files`).
@@ -370,8 +388,11 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
         url, url_src = pick("base_url", explicit)
         model, model_src = pick("model", explicit)
         key_env, key_src = pick("api_key_env", explicit)
-        guesses = [(_guess_from_url(url), f"{url_src} (host)"), (_guess_from_model(model), f"{model_src} (name)"),
-                   (_guess_from_key_env(key_env), f"{key_src} (name)")]
+        guesses = [
+            (_guess_from_url(url), f"{url_src} (host)"),
+            (_guess_from_model(model), f"{model_src} (name)"),
+            (_guess_from_key_env(key_env), f"{key_src} (name)"),
+        ]
         provider, p_src = _first(*guesses)
         if not provider:
             for name, variables in env_markers():
@@ -389,8 +410,9 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
             return None
     adapter = adapter_for(provider)
     client_layers: list[Layer] = []
-    if codex_provider == provider or (codex_provider and provider == "openai-compatible"
-                                      and codex.values.get("base_url")):
+    if codex_provider == provider or (
+        codex_provider and provider == "openai-compatible" and codex.values.get("base_url")
+    ):
         client_layers.append(codex)
     if provider == "anthropic":
         client_layers.append(claude)
@@ -452,12 +474,21 @@ def discover(flags: DiscoveryFlags, env: Mapping[str, str], home: Path, cwd: Pat
     extra: dict[str, Any] = {"api_version": api_version} if api_version else {}
     used = set(sources.values())
     claude_files = {*claude.sources.values(), *(s.source for s in claude_keys.values())}
-    client = next((cid for cid, files in (("codex", set(codex.sources.values())), ("claude", claude_files))
-                   if used & files), None)
+    client = next(
+        (cid for cid, files in (("codex", set(codex.sources.values())), ("claude", claude_files)) if used & files), None
+    )
     return Target(
-        provider=provider, base_url=str(base_url), model=str(model), alt_models=tuple(alts or ()),
-        api_key_env=str(key_env) if key_env else None, api_key=api_key, wire_api=wire, logs=tuple(flags.logs),
-        sources=sources, extra=extra, client=client,
+        provider=provider,
+        base_url=str(base_url),
+        model=str(model),
+        alt_models=tuple(alts or ()),
+        api_key_env=str(key_env) if key_env else None,
+        api_key=api_key,
+        wire_api=wire,
+        logs=tuple(flags.logs),
+        sources=sources,
+        extra=extra,
+        client=client,
     )
 
 
@@ -485,9 +516,15 @@ def client_file_problems(env: Mapping[str, str], home: Path, cwd: Path) -> list[
     out: list[dict[str, Any]] = []
 
     def broken(source: str, message: str) -> None:
-        out.append({"kind": "client_config_broken", "cause": "client", "source": source,
-                    "message": f"{message} — the client may refuse to start or ignore the setting; capdoctor "
-                               "went on without it."})
+        out.append(
+            {
+                "kind": "client_config_broken",
+                "cause": "client",
+                "source": source,
+                "message": f"{message} — the client may refuse to start or ignore the setting; capdoctor "
+                "went on without it.",
+            }
+        )
 
     readers: list[tuple[Path, Any]] = [(codex_config_path(env, home), read_codex_config)]
     readers += [(path, read_claude_settings) for path in claude_settings_paths(env, home, cwd)]
@@ -522,28 +559,52 @@ def _client_settings(cfg: Any) -> list[Setting]:
     return [s for s in found if s is not None]
 
 
-def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Path, platform: str,
-             options: Options | None = None) -> dict[str, Any]:
+def describe(
+    target: Target | None, env: Mapping[str, str], home: Path, cwd: Path, platform: str, options: Options | None = None
+) -> dict[str, Any]:
     """Every effective value with its source, the options with theirs, key presence and source (never the
     value), and findings (the clients' broken config files among them)."""
     findings: list[dict[str, Any]] = client_file_problems(env, home, cwd)
     files = [
-        *({"path": show(p, home), "kind": "capdoctor", "exists": p.exists()}
-          for p in config_files(cwd, home, env, platform)),
-        {"path": show(codex_config_path(env, home), home), "kind": "codex",
-         "exists": codex_config_path(env, home).exists()},
-        {"path": show(claude_dir(env, home) / "settings.json", home), "kind": "claude-code",
-         "exists": (claude_dir(env, home) / "settings.json").exists()},
+        *(
+            {"path": show(p, home), "kind": "capdoctor", "exists": p.exists()}
+            for p in config_files(cwd, home, env, platform)
+        ),
+        {
+            "path": show(codex_config_path(env, home), home),
+            "kind": "codex",
+            "exists": codex_config_path(env, home).exists(),
+        },
+        {
+            "path": show(claude_dir(env, home) / "settings.json", home),
+            "kind": "claude-code",
+            "exists": (claude_dir(env, home) / "settings.json").exists(),
+        },
     ]
     exports = shell_exports(home)
-    out: dict[str, Any] = {"target": None, "settings": {}, "key": {"present": False, "env": None, "source": None},
-                           "options": {}, "files": files, "shell_exports": exports, "findings": findings}
+    out: dict[str, Any] = {
+        "target": None,
+        "settings": {},
+        "key": {"present": False, "env": None, "source": None},
+        "options": {},
+        "files": files,
+        "shell_exports": exports,
+        "findings": findings,
+    }
     if options is not None:
-        out["options"] = {spec.name: {"value": list(v.value) if isinstance(v.value, tuple) else v.value,
-                                      "source": v.source} for spec, v in options.rows() if spec.user}
+        out["options"] = {
+            spec.name: {"value": list(v.value) if isinstance(v.value, tuple) else v.value, "source": v.source}
+            for spec, v in options.rows()
+            if spec.user
+        }
     if target is None:
-        findings.append({"kind": "no_target", "message": "No target found: pass --provider/--base-url/--model, "
-                         "set a provider key (e.g. OPENAI_API_KEY), or configure Codex or Claude Code."})
+        findings.append(
+            {
+                "kind": "no_target",
+                "message": "No target found: pass --provider/--base-url/--model, "
+                "set a provider key (e.g. OPENAI_API_KEY), or configure Codex or Claude Code.",
+            }
+        )
         return out
     out["target"] = target.to_dict()
     src = dict(target.sources)
@@ -554,31 +615,66 @@ def describe(target: Target | None, env: Mapping[str, str], home: Path, cwd: Pat
         "model": {"value": target.model, "source": src.get("model", "")},
         "alt_models": {"value": list(target.alt_models), "source": src.get("alt_models", "default (provider table)")},
         "wire_api": {"value": target.wire_api, "source": src.get("wire_api", "default (adapter)")},
-        "key": {"value": (f"set ({facts.names()}, {shape_text(facts)})" if facts.present
-                          else f"{facts.state} ({facts.names()})"),
-                "source": src.get("key") or facts.name_source},
+        "key": {
+            "value": (
+                f"set ({facts.names()}, {shape_text(facts)})" if facts.present else f"{facts.state} ({facts.names()})"
+            ),
+            "source": src.get("key") or facts.name_source,
+        },
     }
     out["key"] = {"present": facts.present, "env": target.api_key_env, "source": src.get("key"), **facts.to_dict()}
     adapter = adapter_for(target.provider)
     if is_loopback(target.base_url):
         open_ = url_port_open(target.base_url, 0.3)
         if open_ is False:
-            findings.append({"kind": "dead_loopback", "cause": "client", "source": src.get("base_url"),
-                             "message": f"Nothing listens at {target.base_url} (from {src.get('base_url')}): a "
-                                        "stale base URL or a stopped local server/relay makes every request fail "
-                                        "with 'connection refused'."})
+            findings.append(
+                {
+                    "kind": "dead_loopback",
+                    "cause": "client",
+                    "source": src.get("base_url"),
+                    "message": f"Nothing listens at {target.base_url} (from {src.get('base_url')}): a "
+                    "stale base URL or a stopped local server/relay makes every request fail "
+                    "with 'connection refused'.",
+                }
+            )
     elif adapter.official_hosts and not is_official(adapter, target.base_url):
-        findings.append({"kind": "relay", "cause": "client", "source": src.get("base_url"),
-                         "message": f"The base URL host {host_of(target.base_url)} is not {target.provider}'s own "
-                                    "host: a relay or gateway is in the path; its errors and limits apply."})
+        findings.append(
+            {
+                "kind": "relay",
+                "cause": "client",
+                "source": src.get("base_url"),
+                "message": f"The base URL host {host_of(target.base_url)} is not {target.provider}'s own "
+                "host: a relay or gateway is in the path; its errors and limits apply.",
+            }
+        )
     for e in exports:
-        findings.append({"kind": "shell_export", "cause": "client", "source": f"{e['file']}:{e['line']}",
-                         "message": f"{e['variable']} is exported in {e['file']}:{e['line']}: every shell (and "
-                                    "every tool started from it) inherits it; make sure it is still wanted."})
+        findings.append(
+            {
+                "kind": "shell_export",
+                "cause": "client",
+                "source": f"{e['file']}:{e['line']}",
+                "message": f"{e['variable']} is exported in {e['file']}:{e['line']}: every shell (and "
+                "every tool started from it) inherits it; make sure it is still wanted.",
+            }
+        )
     if facts.problem in ("unset", "empty") and (facts.explicit or adapter.key_required):
-        findings.append({"kind": "no_key", "cause": "client", "variable": facts.names(),
-                         "source": facts.name_source, "message": problem_text(facts)})
+        findings.append(
+            {
+                "kind": "no_key",
+                "cause": "client",
+                "variable": facts.names(),
+                "source": facts.name_source,
+                "message": problem_text(facts),
+            }
+        )
     elif facts.problem is not None and facts.problem not in ("unset", "empty"):
-        findings.append({"kind": "key_shape", "cause": "client", "variable": facts.names(),
-                         "source": src.get("key"), "message": problem_text(facts)})
+        findings.append(
+            {
+                "kind": "key_shape",
+                "cause": "client",
+                "variable": facts.names(),
+                "source": src.get("key"),
+                "message": problem_text(facts),
+            }
+        )
     return out

@@ -17,13 +17,35 @@ from typing import Any
 
 MASK = "<redacted>"
 
-SECRET_HEADERS = frozenset({
-    "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie", "set-cookie",
-    "x-auth-token", "x-access-token", "openai-api-key", "anthropic-api-key", "x-openai-api-key",
-    "api_key", "apikey", "access_token", "refresh_token", "id_token", "token", "password", "secret",
-    "client_secret", "auth_token", "session_token",
-})
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "x-goog-api-key",
+        "cookie",
+        "set-cookie",
+        "x-auth-token",
+        "x-access-token",
+        "openai-api-key",
+        "anthropic-api-key",
+        "x-openai-api-key",
+        "api_key",
+        "apikey",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "token",
+        "password",
+        "secret",
+        "client_secret",
+        "auth_token",
+        "session_token",
+    }
+)
 """Header and field names whose *value* is always secret, whatever it looks like (compared lower-case)."""
+
 
 def _provider_key_shapes() -> tuple[str, ...]:
     """Every provider's key prefixes (the catalogue's `key_prefixes`) followed by key characters; a short prefix
@@ -103,8 +125,11 @@ def redact(obj: Any, secrets: Iterable[str] = (), home: str | None = None) -> An
             return redact_text(value, secret_list, home)
         if isinstance(value, Mapping):
             return {
-                k: (MASK if isinstance(k, str) and k.lower() in SECRET_HEADERS and value[k] not in (None, "", False)
-                    else walk(v))
+                k: (
+                    MASK
+                    if isinstance(k, str) and k.lower() in SECRET_HEADERS and value[k] not in (None, "", False)
+                    else walk(v)
+                )
                 for k, v in value.items()
             }
         if isinstance(value, (list, tuple)):

@@ -102,8 +102,10 @@ def run_checks(
             if check.id in results:  # already reported as timed out
                 return
             if check.id in went_ahead:
-                note = (f"overran its share of the run ({now - t0:.1f} s of {due[check.id] - t0:.1f} s): the "
-                        "checks that read it went ahead without it")
+                note = (
+                    f"overran its share of the run ({now - t0:.1f} s of {due[check.id] - t0:.1f} s): the "
+                    "checks that read it went ahead without it"
+                )
                 timed = replace(timed, details=(*timed.details, note))
             results[check.id] = timed
             ctx.results[check.id] = timed
@@ -149,8 +151,9 @@ def run_checks(
                     end = due[check.id] = now + DEPENDED_SHARE * max(0.0, end - now)
                 check_ctx = replace(ctx, deadline=end)
                 started_at[check.id] = now
-                threading.Thread(target=body, args=(check, check_ctx, now), name=f"check-{check.id}",
-                                 daemon=True).start()
+                threading.Thread(
+                    target=body, args=(check, check_ctx, now), name=f"check-{check.id}", daemon=True
+                ).start()
             if len(results) == len(checks):
                 break
             left = ctx.remaining()

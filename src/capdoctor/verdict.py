@@ -102,8 +102,10 @@ CAUSE_TEXT: dict[str, CauseText] = {
     Cause.NETWORK.value: CauseText(
         "The path between you and the provider is failing (proxy, TUN, DNS, TLS interception, resets or timeouts).",
         (
-            NextStep("Compare paths: run the same request direct and through your proxy (or on a phone hotspot).",
-                     "capdoctor check paths"),
+            NextStep(
+                "Compare paths: run the same request direct and through your proxy (or on a phone hotspot).",
+                "capdoctor check paths",
+            ),
             NextStep("Fix the proxy mode: switch TUN to system-proxy mode (or back), update the proxy client."),
             NextStep("Remove stale proxy variables from your shell profile and the clients' .env files."),
             NextStep("Pin one stable exit node; avoid switching nodes during long streams."),
@@ -122,8 +124,10 @@ CAUSE_TEXT: dict[str, CauseText] = {
         (
             NextStep("Upgrade the client to the latest release."),
             NextStep("Check the model name against the provider's model list; fix typos and retired names."),
-            NextStep("Check the base URL and key variable in the client's config and your shell environment.",
-                     "capdoctor config"),
+            NextStep(
+                "Check the base URL and key variable in the client's config and your shell environment.",
+                "capdoctor config",
+            ),
         ),
     ),
 }
@@ -131,8 +135,10 @@ CAUSE_TEXT: dict[str, CauseText] = {
 NONE_TEXT = CauseText(
     "No problem found: every check that could run passed.",
     (
-        NextStep("If the error comes back, run capdoctor while it happens and attach the report to your ticket.",
-                 "capdoctor diagnose --report capdoctor-report.md"),
+        NextStep(
+            "If the error comes back, run capdoctor while it happens and attach the report to your ticket.",
+            "capdoctor diagnose --report capdoctor-report.md",
+        ),
     ),
 )
 
@@ -177,13 +183,21 @@ def coverage_gaps(results: Sequence[CheckResult]) -> list[Gap]:
         untested = r.data.get("untested") if isinstance(r.data, Mapping) else None
         for item in untested if isinstance(untested, list) else []:
             if isinstance(item, Mapping):
-                gaps.append(Gap(r.id, str(item.get("what", "")), str(item.get("why", "")),
-                                tuple(str(c) for c in item.get("open_causes") or ()), bool(item.get("decisive"))))
+                gaps.append(
+                    Gap(
+                        r.id,
+                        str(item.get("what", "")),
+                        str(item.get("why", "")),
+                        tuple(str(c) for c in item.get("open_causes") or ()),
+                        bool(item.get("decisive")),
+                    )
+                )
     return gaps
 
 
-def _none(results: Sequence[CheckResult], ran: Sequence[CheckResult], ranking: tuple[tuple[str, float], ...]
-          ) -> Verdict:
+def _none(
+    results: Sequence[CheckResult], ran: Sequence[CheckResult], ranking: tuple[tuple[str, float], ...]
+) -> Verdict:
     """`none`, as sure as the coverage allows; `inconclusive` when a decisive part was not tested."""
     gaps = coverage_gaps(results)
     decisive = [g for g in gaps if g.decisive]
@@ -192,10 +206,18 @@ def _none(results: Sequence[CheckResult], ran: Sequence[CheckResult], ranking: t
         what = "; ".join(f"{g.what} ({g.why})" for g in decisive)
         causes = f": {', '.join(open_causes)} could not be ruled out" if open_causes else ""
         return Verdict(
-            INCONCLUSIVE, 0.0, f"Inconclusive: nothing wrong was seen, but {what} was not tested{causes}.",
-            ranking, tuple(g.line() for g in gaps),
-            (NextStep("Run again while the error is happening, letting capdoctor probe generation (no --no-inference; "
-                      "a longer --timeout if it ran out).", "capdoctor diagnose"),),
+            INCONCLUSIVE,
+            0.0,
+            f"Inconclusive: nothing wrong was seen, but {what} was not tested{causes}.",
+            ranking,
+            tuple(g.line() for g in gaps),
+            (
+                NextStep(
+                    "Run again while the error is happening, letting capdoctor probe generation (no --no-inference; "
+                    "a longer --timeout if it ran out).",
+                    "capdoctor diagnose",
+                ),
+            ),
         )
     confidence = 1.0 - 0.5 ** len(ran)
     if not gaps:
@@ -203,8 +225,12 @@ def _none(results: Sequence[CheckResult], ran: Sequence[CheckResult], ranking: t
     confidence = round(max(NONE_FLOOR, min(confidence, NONE_WITH_GAPS - sum(g.weight for g in gaps))), 3)
     missing = ", ".join(f"{g.what} ({g.why})" for g in gaps)
     return Verdict(
-        NONE, confidence, f"No problem found in what was tested; not tested: {missing}.", ranking,
-        tuple(g.line() for g in gaps), NONE_TEXT.steps,
+        NONE,
+        confidence,
+        f"No problem found in what was tested; not tested: {missing}.",
+        ranking,
+        tuple(g.line() for g in gaps),
+        NONE_TEXT.steps,
     )
 
 
@@ -226,9 +252,13 @@ def _tun_captures_provider(results: Sequence[CheckResult]) -> bool:
     """The proxy check saw fake-IP answers for the provider's host or a TUN carrying its traffic."""
     for result in results:
         for f in result.findings:
-            if f.cause is Cause.NETWORK and _weight(f) > 0 and (
-                "resolved" in f.data
-                or (f.data.get("interface") and f.data.get("interface") == f.data.get("egress_interface"))
+            if (
+                f.cause is Cause.NETWORK
+                and _weight(f) > 0
+                and (
+                    "resolved" in f.data
+                    or (f.data.get("interface") and f.data.get("interface") == f.data.get("egress_interface"))
+                )
             ):
                 return True
     return False
@@ -288,26 +318,29 @@ def _evidence(results: Sequence[CheckResult], cause: str, limit: int = 5) -> lis
     return rows[:limit]
 
 
-STEP_TOPICS: dict[str, re.Pattern[str]] = {topic: re.compile(rx, re.IGNORECASE) for topic, rx in {
-    "switch model": r"\bswitch (to|back)\b|\b(lighter|alternative) model\b",
-    "backoff": r"\bbackoff\b|\bjitter\b|\bretry-after\b",
-    "wait for reset": r"\bwait\b[^.;]*\breset\b|\breset time\b|ratelimit-reset",
-    "lower rate": r"\blower (the |your )?(request rate|concurrency)\b|\bfewer parallel\b",
-    "off-peak": r"\boff-peak\b",
-    "fallback": r"\bfallback\b",
-    "status page": r"\bstatus page\b|\bincident\b",
-    "billing": r"\bcredits?\b|\bbilling\b|\bspend limit\b|\braise the [\w' ]*limit\b",
-    "key": r"\b(verify|check|replace) the key\b|\bfresh key\b",
-    "sign out": r"\bsign (out|in)\b",
-    "support": r"\bcontact\b[^.;]*\bsupport\b",
-    "compare paths": r"\bcompare\b[^.;]*\bpaths?\b",
-    "other network": r"\bphone hotspot\b|\banother network\b",
-    "proxy mode": r"\bTUN\b|\bsystem-proxy\b",
-    "stale proxy": r"\bstale proxy variables?\b",
-    "exit node": r"\bexit node\b",
-    "upgrade client": r"\b(update|upgrade) the client\b",
-    "model name": r"\bmodel name\b",
-}.items()}
+STEP_TOPICS: dict[str, re.Pattern[str]] = {
+    topic: re.compile(rx, re.IGNORECASE)
+    for topic, rx in {
+        "switch model": r"\bswitch (to|back)\b|\b(lighter|alternative) model\b",
+        "backoff": r"\bbackoff\b|\bjitter\b|\bretry-after\b",
+        "wait for reset": r"\bwait\b[^.;]*\breset\b|\breset time\b|ratelimit-reset",
+        "lower rate": r"\blower (the |your )?(request rate|concurrency)\b|\bfewer parallel\b",
+        "off-peak": r"\boff-peak\b",
+        "fallback": r"\bfallback\b",
+        "status page": r"\bstatus page\b|\bincident\b",
+        "billing": r"\bcredits?\b|\bbilling\b|\bspend limit\b|\braise the [\w' ]*limit\b",
+        "key": r"\b(verify|check|replace) the key\b|\bfresh key\b",
+        "sign out": r"\bsign (out|in)\b",
+        "support": r"\bcontact\b[^.;]*\bsupport\b",
+        "compare paths": r"\bcompare\b[^.;]*\bpaths?\b",
+        "other network": r"\bphone hotspot\b|\banother network\b",
+        "proxy mode": r"\bTUN\b|\bsystem-proxy\b",
+        "stale proxy": r"\bstale proxy variables?\b",
+        "exit node": r"\bexit node\b",
+        "upgrade client": r"\b(update|upgrade) the client\b",
+        "model name": r"\bmodel name\b",
+    }.items()
+}
 """What a next step advises, by phrase family: a step whose every topic an earlier step already covers says
 nothing new (a finding's "Switch to gpt-5.4-mini" makes the generic "Switch to a lighter model" redundant)."""
 
@@ -375,21 +408,37 @@ def _weigh(results: Sequence[CheckResult]) -> Verdict:
         if ran and not broken and len(ran) >= len(skipped):
             return _none(results, ran, ranking)
         if not broken:  # most or all checks could not run: "nothing wrong" would overstate what was seen
-            why = (f"nothing wrong among the {len(ran)} check(s) that ran, but {len(skipped)} of {len(results)} "
-                   "could not run" if ran else "nothing could be checked (every check was skipped)")
+            why = (
+                f"nothing wrong among the {len(ran)} check(s) that ran, but {len(skipped)} of {len(results)} "
+                "could not run"
+                if ran
+                else "nothing could be checked (every check was skipped)"
+            )
             return Verdict(
-                INCONCLUSIVE, 0.0, f"Inconclusive: {why}.", ranking, tuple(f"{r.id}: {r.summary}" for r in skipped),
-                (NextStep("Remove what kept the checks from running (the reasons above): give the target your client "
-                          "uses, or the log files to read.",
-                          "capdoctor diagnose --provider openai --model MODEL --api-key-env OPENAI_API_KEY"),
-                 NextStep("See what was discovered and from where.", "capdoctor config")),
+                INCONCLUSIVE,
+                0.0,
+                f"Inconclusive: {why}.",
+                ranking,
+                tuple(f"{r.id}: {r.summary}" for r in skipped),
+                (
+                    NextStep(
+                        "Remove what kept the checks from running (the reasons above): give the target your client "
+                        "uses, or the log files to read.",
+                        "capdoctor diagnose --provider openai --model MODEL --api-key-env OPENAI_API_KEY",
+                    ),
+                    NextStep("See what was discovered and from where.", "capdoctor config"),
+                ),
             )
         return Verdict(
-            INCONCLUSIVE, 0.0,
+            INCONCLUSIVE,
+            0.0,
             f"Inconclusive: {len(broken)} check(s) failed or broke without pointing at a cause.",
-            ranking, tuple(f"{r.id}: {r.summary}" for r in broken),
-            (NextStep("Run the failing checks alone with -v to see what they hit.", "capdoctor check ID -v"),
-             *NONE_TEXT.steps),
+            ranking,
+            tuple(f"{r.id}: {r.summary}" for r in broken),
+            (
+                NextStep("Run the failing checks alone with -v to see what they hit.", "capdoctor check ID -v"),
+                *NONE_TEXT.steps,
+            ),
         )
 
     share = top / total
@@ -409,10 +458,16 @@ def _weigh(results: Sequence[CheckResult]) -> Verdict:
             + ". Run again while the error is happening.",
             ranking,
             evidence_lines + tuple(f"[{c}] {f.message}" for f, c in others),
-            _steps([f for f, _ in evidence] + [f for f, _ in others],
-                   CAUSE_TEXT[top_cause].steps[:2] + (CAUSE_TEXT[second].steps[:2] if contradictory else ())),
+            _steps(
+                [f for f, _ in evidence] + [f for f, _ in others],
+                CAUSE_TEXT[top_cause].steps[:2] + (CAUSE_TEXT[second].steps[:2] if contradictory else ()),
+            ),
         )
     return Verdict(
-        top_cause, confidence, text.summary, ranking, evidence_lines,
+        top_cause,
+        confidence,
+        text.summary,
+        ranking,
+        evidence_lines,
         _steps([f for f, _ in evidence], text.steps),
     )

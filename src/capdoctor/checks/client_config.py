@@ -40,8 +40,11 @@ ENV_FAMILY: Mapping[str, str] = {
 }
 """Which provider family a shell variable steers (variables not listed may concern any target)."""
 
-BASE_URL_ENV: tuple[str, ...] = tuple(dict.fromkeys(
-    [v for a in adapters() for v in (*a.base_url_envs, *a.client_base_url_envs)] + list(CLIENT_ONLY_BASE_URL_ENV)))
+BASE_URL_ENV: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        [v for a in adapters() for v in (*a.base_url_envs, *a.client_base_url_envs)] + list(CLIENT_ONLY_BASE_URL_ENV)
+    )
+)
 """Shell variables that redirect a client to a gateway or relay."""
 
 OFF_TARGET = " (context: not the endpoint being diagnosed)"
@@ -96,7 +99,6 @@ def _cfg_relevant(target: Target | None, cfg: ClientConfig) -> bool:
 def _weigh(relevant: bool, strength: Strength, message: str) -> tuple[Strength, str]:
     """The finding's strength and message: unchanged when it concerns the target, else context only."""
     return (strength, message) if relevant else (Strength.CONTEXT, message + OFF_TARGET)
-
 
 
 def assess_configs(
@@ -183,6 +185,7 @@ def assess_configs(
     out += _dead_base_urls(configs, env, target, port_open)
     return out, details
 
+
 def _disagreements(configs: Sequence[ClientConfig], env: Mapping[str, str], target: Target | None) -> list[Finding]:
     """A variable set both in the shell and in a settings `env` block to different values; Codex ignoring
     OPENAI_BASE_URL because its provider has its own base URL."""
@@ -231,6 +234,7 @@ def _disagreements(configs: Sequence[ClientConfig], env: Mapping[str, str], targ
             )
     return out
 
+
 def _dead_base_urls(
     configs: Sequence[ClientConfig],
     env: Mapping[str, str],
@@ -266,8 +270,7 @@ def _dead_base_urls(
                     data={"path" if "/" in where else "variable": where, "base_url": url},
                     next_steps=(
                         NextStep(
-                            f"Start the local relay/gateway on port {port}, or remove the base URL "
-                            f"setting ({where})"
+                            f"Start the local relay/gateway on port {port}, or remove the base URL setting ({where})"
                         ),
                     ),
                 )

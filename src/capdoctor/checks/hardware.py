@@ -64,18 +64,28 @@ def memory_error(text: str) -> Match | None:
     from capdoctor.signatures import Layer, classify
 
     serious = (Strength.STRONG, Strength.MODERATE)
-    found = [m for m in classify(text, local=True) if m.signature.cause is Cause.HARDWARE
-             and m.signature.strength in serious and m.layer is not Layer.STATUS] if text else []
+    found = (
+        [
+            m
+            for m in classify(text, local=True)
+            if m.signature.cause is Cause.HARDWARE and m.signature.strength in serious and m.layer is not Layer.STATUS
+        ]
+        if text
+        else []
+    )
     return found[0] if found else None
 
 
 def _offload_step(model: str, size_vram: int | None) -> NextStep:
     """The remedy specific to a partly offloaded model: the size that fits, or a GPU the runtime cannot use."""
     if not size_vram:
-        return NextStep(f"None of {model} is in GPU memory: check that the runtime sees the GPU (driver, "
-                        "CUDA/ROCm/Metal libraries, the runtime's GPU settings).")
-    return NextStep(f"Aim for a model plus context under {_gib(size_vram)}: that is how much of {model} fits in "
-                    "GPU memory now.")
+        return NextStep(
+            f"None of {model} is in GPU memory: check that the runtime sees the GPU (driver, "
+            "CUDA/ROCm/Metal libraries, the runtime's GPU settings)."
+        )
+    return NextStep(
+        f"Aim for a model plus context under {_gib(size_vram)}: that is how much of {model} fits in GPU memory now."
+    )
 
 
 def _ram_step() -> NextStep:

@@ -40,12 +40,20 @@ class LogsCheck(Registered, check_id="logs"):
         missing = [p for p in paths if p != "-" and not _exists(p)]
         if missing:
             return skipped(self, f"log path not found: {missing[0]}")
-        run = run_logs(paths, since=ctx.options["since"], env=ctx.env, home=ctx.home, platform=ctx.platform,
-                       now=ctx.now(), stage=self)
+        run = run_logs(
+            paths,
+            since=ctx.options["since"],
+            env=ctx.env,
+            home=ctx.home,
+            platform=ctx.platform,
+            now=ctx.now(),
+            stage=self,
+        )
         result = run.check
         if result.status.value == "skip" and not paths:
-            return skipped(self, "no client logs found (Codex, Claude Code, Gemini CLI, Copilot, Cursor, "
-                                 "Ollama); pass --log PATH")
+            return skipped(
+                self, "no client logs found (Codex, Claude Code, Gemini CLI, Copilot, Cursor, Ollama); pass --log PATH"
+            )
         return result
 
 

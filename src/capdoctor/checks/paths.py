@@ -85,8 +85,13 @@ class Reference:
 
     def to_dict(self) -> dict[str, Any]:
         """`result.data["reference"]`."""
-        return {"url": self.url, "checked": self.checked, "reason": self.reason, "reachable": self.reachable,
-                "paths": [r.to_row() for r in self.rows]}
+        return {
+            "url": self.url,
+            "checked": self.checked,
+            "reason": self.reason,
+            "reachable": self.reachable,
+            "paths": [r.to_row() for r in self.rows],
+        }
 
 
 def models_url(base_url: str) -> str:
@@ -100,8 +105,7 @@ def models_url(base_url: str) -> str:
     return join(without_query(base_url.strip()), "models")
 
 
-def plan_paths(env: Mapping[str, str], url: str, system_proxy: str | None,
-               system_source: str | None) -> list[PathSpec]:
+def plan_paths(env: Mapping[str, str], url: str, system_proxy: str | None, system_source: str | None) -> list[PathSpec]:
     """The paths to measure, client path first: env proxy (if the client uses one), direct, system proxy.
 
     Why this order and dedupe: the user's client path is what failed for them; the others tell whether another
@@ -132,23 +136,31 @@ def describe(row: PathResult) -> str:
     outcome = f"HTTP {row.status}" if row.ok else f"{ERROR_CLASSES.get(row.error_class or '', 'failed')}: {row.error}"
     exit_ = f" · exit {row.exit_location}" if row.exit_location else ""
     via = f" via {row.proxy}" if row.proxy else ""
-    return (f"{row.name}{via}: dns {_ms(row.dns_ms)} · connect {_ms(row.connect_ms)} · tls {_ms(row.tls_ms)} · "
-            f"ttfb {_ms(row.ttfb_ms)} · total {_ms(row.total_ms)} · {outcome}{exit_}")
+    return (
+        f"{row.name}{via}: dns {_ms(row.dns_ms)} · connect {_ms(row.connect_ms)} · tls {_ms(row.tls_ms)} · "
+        f"ttfb {_ms(row.ttfb_ms)} · total {_ms(row.total_ms)} · {outcome}{exit_}"
+    )
 
 
 def _fix_steps(working: PathResult, host: str, proxy_var: str | None) -> tuple[NextStep, ...]:
     """Remedies naming the path that works: drop or bypass a broken env proxy, or adopt the working one."""
     if working.name == "direct" and proxy_var:
         return (
-            NextStep(f"Use the direct path: the proxy in {proxy_var} is the problem (restart or fix the proxy "
-                     f"client, or switch its node).", f"unset {proxy_var}"),
-            NextStep(f"Or keep the proxy for other hosts but bypass it for {host}.",
-                     f'export NO_PROXY="${{NO_PROXY:+$NO_PROXY,}}{host}"'),
+            NextStep(
+                f"Use the direct path: the proxy in {proxy_var} is the problem (restart or fix the proxy "
+                f"client, or switch its node).",
+                f"unset {proxy_var}",
+            ),
+            NextStep(
+                f"Or keep the proxy for other hosts but bypass it for {host}.",
+                f'export NO_PROXY="${{NO_PROXY:+$NO_PROXY,}}{host}"',
+            ),
         )
     if working.proxy:
         var = proxy_var or "HTTPS_PROXY"
-        return (NextStep(f"Use the path that works ({working.name}): point {var} at it.",
-                         f"export {var}={working.proxy}"),)
+        return (
+            NextStep(f"Use the path that works ({working.name}): point {var} at it.", f"export {var}={working.proxy}"),
+        )
     return (NextStep(f"Use the path that works: {working.name}."),)
 
 
@@ -178,89 +190,129 @@ def assess(
     if client is None:
         return findings
     # Errors read from a response already say what happened; exceptions need the class spelled out.
-    what = client.error if client.status is not None else \
-        f"{ERROR_CLASSES.get(client.error_class or '', 'failed')}: {client.error}"
+    what = (
+        client.error
+        if client.status is not None
+        else f"{ERROR_CLASSES.get(client.error_class or '', 'failed')}: {client.error}"
+    )
     base_data = {"path": client.name, "error_class": client.error_class, "status": client.status}
     if client.ok:
         for r in others:
             if not r.ok:
-                findings.append(Finding(
-                    Cause.NETWORK, Strength.CONTEXT,
-                    f"{r.name} fails ({ERROR_CLASSES.get(r.error_class or '', 'failed')}) while your client's "
-                    f"path ({client.name}) works — keep using {client.name}",
-                    {"path": r.name, "error_class": r.error_class},
-                ))
+                findings.append(
+                    Finding(
+                        Cause.NETWORK,
+                        Strength.CONTEXT,
+                        f"{r.name} fails ({ERROR_CLASSES.get(r.error_class or '', 'failed')}) while your client's "
+                        f"path ({client.name}) works — keep using {client.name}",
+                        {"path": r.name, "error_class": r.error_class},
+                    )
+                )
         findings.extend(_slow(client, [r for r in others if r.ok]))
         if all(r.ok for r in rows):
-            findings.append(Finding(
-                Cause.NETWORK, Strength.AGAINST,
-                f"Every path reaches {host} ({', '.join(f'{r.name}: HTTP {r.status}' for r in rows)}): "
-                f"the network path is not what fails",
-                {"paths": [r.name for r in rows]},
-            ))
+            findings.append(
+                Finding(
+                    Cause.NETWORK,
+                    Strength.AGAINST,
+                    f"Every path reaches {host} ({', '.join(f'{r.name}: HTTP {r.status}' for r in rows)}): "
+                    f"the network path is not what fails",
+                    {"paths": [r.name for r in rows]},
+                )
+            )
     else:
         working = [r for r in others if r.ok]
         if working:
             w = working[0]
-            findings.append(Finding(
-                Cause.NETWORK, Strength.STRONG,
-                f"Requests over {client.name} fail ({what}) while {w.name} reaches {host} "
-                f"(HTTP {w.status} in {_ms(w.total_ms)}): the path, not the provider, is the problem",
-                {**base_data, "working_path": w.name, "working_status": w.status},
-                _fix_steps(w, host, proxy_var),
-            ))
+            findings.append(
+                Finding(
+                    Cause.NETWORK,
+                    Strength.STRONG,
+                    f"Requests over {client.name} fail ({what}) while {w.name} reaches {host} "
+                    f"(HTTP {w.status} in {_ms(w.total_ms)}): the path, not the provider, is the problem",
+                    {**base_data, "working_path": w.name, "working_status": w.status},
+                    _fix_steps(w, host, proxy_var),
+                )
+            )
         elif client.error_class in ("html", "captive_portal"):
             portal = client.error_class == "captive_portal"
-            findings.append(Finding(
-                Cause.NETWORK, Strength.STRONG,
-                f"{'A captive portal' if portal else 'Something in the middle'} answered instead of {host}: "
-                f"{client.error}",
-                base_data,
-                (NextStep("Open a browser and log in to the network (hotel/airport/office Wi-Fi), then retry.")
-                 if portal else NextStep("Check the proxy/firewall in front of you; the page names it."),),
-            ))
+            findings.append(
+                Finding(
+                    Cause.NETWORK,
+                    Strength.STRONG,
+                    f"{'A captive portal' if portal else 'Something in the middle'} answered instead of {host}: "
+                    f"{client.error}",
+                    base_data,
+                    (
+                        NextStep("Open a browser and log in to the network (hotel/airport/office Wi-Fi), then retry.")
+                        if portal
+                        else NextStep("Check the proxy/firewall in front of you; the page names it."),
+                    ),
+                )
+            )
         else:
             ref = reference.reachable
             if ref is False:
                 tail = f"and the reference {reference.url} is unreachable too: this machine has no working internet"
             elif ref is True:
-                tail = (f"while the reference {reference.url} answers: the internet works, but {host} is "
-                        f"unreachable from here (blocked, wrong address, or down)")
+                tail = (
+                    f"while the reference {reference.url} answers: the internet works, but {host} is "
+                    f"unreachable from here (blocked, wrong address, or down)"
+                )
             else:
                 tail = "(reference not checked)"
-            findings.append(Finding(
-                Cause.NETWORK, Strength.STRONG,
-                f"No path reaches {host}: " + "; ".join(
-                    f"{r.name}: {ERROR_CLASSES.get(r.error_class or '', 'failed')}" for r in rows) + f" {tail}",
-                {**base_data, "reference_reachable": ref},
-                (NextStep("Check the connection itself: another network (phone hotspot), VPN/proxy on or off."),
-                 NextStep(f"Confirm the base URL's host {host} is right and up.")),
-            ))
+            findings.append(
+                Finding(
+                    Cause.NETWORK,
+                    Strength.STRONG,
+                    f"No path reaches {host}: "
+                    + "; ".join(f"{r.name}: {ERROR_CLASSES.get(r.error_class or '', 'failed')}" for r in rows)
+                    + f" {tail}",
+                    {**base_data, "reference_reachable": ref},
+                    (
+                        NextStep("Check the connection itself: another network (phone hotspot), VPN/proxy on or off."),
+                        NextStep(f"Confirm the base URL's host {host} is right and up."),
+                    ),
+                )
+            )
     if client.ok and reference.reachable is False:
-        findings.append(Finding(
-            Cause.NETWORK, Strength.CONTEXT,
-            f"The reference {reference.url} is unreachable, but {host} answers: not a problem for this provider",
-            {"reference_url": reference.url},
-        ))
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                Strength.CONTEXT,
+                f"The reference {reference.url} is unreachable, but {host} answers: not a problem for this provider",
+                {"reference_url": reference.url},
+            )
+        )
     locations = {r.name: r.exit_location for r in rows if r.exit_location}
     if len(set(locations.values())) > 1:
-        findings.append(Finding(
-            Cause.NETWORK, Strength.CONTEXT,
-            "The provider sees different exit locations per path: " + ", ".join(
-                f"{n} → {loc}" for n, loc in locations.items()) + " (region blocks follow the exit node)",
-            {"exit_locations": locations},
-        ))
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                Strength.CONTEXT,
+                "The provider sees different exit locations per path: "
+                + ", ".join(f"{n} → {loc}" for n, loc in locations.items())
+                + " (region blocks follow the exit node)",
+                {"exit_locations": locations},
+            )
+        )
     findings.extend(_family_findings(families, host))
     for issue in issues:
         strength = ISSUE_STRENGTH.get(issue.kind, Strength.WEAK)
-        if issue.kind in ("rejected_scheme", "socks_unsupported") and client.error_class == "proxy_config" \
-                and proxy_var == issue.variable:
+        if (
+            issue.kind in ("rejected_scheme", "socks_unsupported")
+            and client.error_class == "proxy_config"
+            and proxy_var == issue.variable
+        ):
             strength = Strength.STRONG
-        findings.append(Finding(
-            Cause.NETWORK, strength, issue.message, {"issue": issue.kind, "variable": issue.variable,
-                                                     **dict(issue.data)},
-            (NextStep(issue.fix, issue.command),),
-        ))
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                strength,
+                issue.message,
+                {"issue": issue.kind, "variable": issue.variable, **dict(issue.data)},
+                (NextStep(issue.fix, issue.command),),
+            )
+        )
     return findings
 
 
@@ -272,14 +324,18 @@ def _slow(client: PathResult, others: Sequence[PathResult]) -> list[Finding]:
         if mine is None or best is None:
             continue
         if mine >= SLOW_FACTOR * max(best, 1.0) and mine - best >= SLOW_MIN_EXTRA_MS:
-            fastest = min((r for r in others if getattr(r, field_name) is not None),
-                          key=lambda r: float(getattr(r, field_name)))
-            out.append(Finding(
-                Cause.NETWORK, Strength.WEAK,
-                f"{label} over {client.name} is {_ms(mine)} against {_ms(best)} over {fastest.name}",
-                {"path": client.name, "phase": field_name, "ms": mine, "best_ms": best, "best_path": fastest.name},
-                (NextStep(f"{fastest.name} is faster: consider using it, or switch the proxy's node."),),
-            ))
+            fastest = min(
+                (r for r in others if getattr(r, field_name) is not None), key=lambda r: float(getattr(r, field_name))
+            )
+            out.append(
+                Finding(
+                    Cause.NETWORK,
+                    Strength.WEAK,
+                    f"{label} over {client.name} is {_ms(mine)} against {_ms(best)} over {fastest.name}",
+                    {"path": client.name, "phase": field_name, "ms": mine, "best_ms": best, "best_path": fastest.name},
+                    (NextStep(f"{fastest.name} is faster: consider using it, or switch the proxy's node."),),
+                )
+            )
     return out
 
 
@@ -289,13 +345,25 @@ def _family_findings(families: Sequence[Mapping[str, Any]], host: str) -> list[F
     if not v4 or not v6:
         return []
     if v4.get("error") is None and v6.get("error") is not None:
-        return [Finding(Cause.NETWORK, Strength.WEAK,
-                        f"{host} resolves to IPv6 too, but IPv6 connects fail ({v6['error']}) while IPv4 works: "
-                        f"clients that try IPv6 first can hang", {"families": list(families)},
-                        (NextStep("Disable IPv6 on this network, or fix its IPv6 route."),))]
+        return [
+            Finding(
+                Cause.NETWORK,
+                Strength.WEAK,
+                f"{host} resolves to IPv6 too, but IPv6 connects fail ({v6['error']}) while IPv4 works: "
+                f"clients that try IPv6 first can hang",
+                {"families": list(families)},
+                (NextStep("Disable IPv6 on this network, or fix its IPv6 route."),),
+            )
+        ]
     if v6.get("error") is None and v4.get("error") is not None:
-        return [Finding(Cause.NETWORK, Strength.WEAK,
-                        f"IPv4 connects to {host} fail ({v4['error']}) while IPv6 works", {"families": list(families)})]
+        return [
+            Finding(
+                Cause.NETWORK,
+                Strength.WEAK,
+                f"IPv4 connects to {host} fail ({v4['error']}) while IPv6 works",
+                {"families": list(families)},
+            )
+        ]
     return []
 
 
@@ -316,8 +384,13 @@ def _families(addresses: Sequence[str], port: int, timeout: float) -> list[dict[
     v6 = next((a for a in addresses if ":" in a), None)
     if not (v4 and v6):
         return []
-    results = run_parallel([(fam, lambda a=addr: tcp_connect(a, port, timeout))  # type: ignore[misc]
-                             for fam, addr in (("ipv4", v4), ("ipv6", v6))], timeout + 0.2)
+    results = run_parallel(
+        [
+            (fam, lambda a=addr: tcp_connect(a, port, timeout))  # type: ignore[misc]
+            for fam, addr in (("ipv4", v4), ("ipv6", v6))
+        ],
+        timeout + 0.2,
+    )
     out = []
     for fam, addr in (("ipv4", v4), ("ipv6", v6)):
         ms, err = results.get(fam, (None, f"timed out after {timeout:.1f} s"))
@@ -390,8 +463,18 @@ class PathsCheck(Registered, check_id="paths"):
                 # the provider's requests come out of the run's budget (the models check's reserve first)
                 if run_budget.is_provider(target_url) and not admit():
                     return NOT_SENT
-                return probe_path(spec.name, target_url, spec.proxy, shown, budget, expect_json=not is_ref,
-                                  want_trace=not is_ref, verify=verify, admit=admit, on_request=guard)
+                return probe_path(
+                    spec.name,
+                    target_url,
+                    spec.proxy,
+                    shown,
+                    budget,
+                    expect_json=not is_ref,
+                    want_trace=not is_ref,
+                    verify=verify,
+                    admit=admit,
+                    on_request=guard,
+                )
 
             return measure
 
@@ -406,9 +489,14 @@ class PathsCheck(Registered, check_id="paths"):
             got = done.get(key)
             if isinstance(got, PathResult):
                 return got
-            return PathResult(spec.name, u, redact_url(spec.proxy) if spec.proxy else None,
-                              error=f"no answer within {budget:.1f} s", error_class="timeout",
-                              total_ms=round(budget * 1000, 1))
+            return PathResult(
+                spec.name,
+                u,
+                redact_url(spec.proxy) if spec.proxy else None,
+                error=f"no answer within {budget:.1f} s",
+                error_class="timeout",
+                total_ms=round(budget * 1000, 1),
+            )
 
         unsent = [s for s in specs if done.get(f"t:{s.name}") == NOT_SENT]  # refused by the run's budget
         specs_sent = [s for s in specs if s not in unsent]
@@ -419,8 +507,12 @@ class PathsCheck(Registered, check_id="paths"):
             reference = Reference(ref_url, True, None, tuple(row(f"r:{s.name}", s, ref_url) for s in ref_specs))
         budget_text = run_budget.spent_text(self.id, len(unsent), "path request") if unsent else ""
         if not rows:
-            return result_of(self, Status.SKIP, f"no path measured: {budget_text}",
-                             data={"not_measured": [s.name for s in unsent], "budget": budget_text})
+            return result_of(
+                self,
+                Status.SKIP,
+                f"no path measured: {budget_text}",
+                data={"not_measured": [s.name for s in unsent], "budget": budget_text},
+            )
         families = done.get("families") or []
         proxy_var = choice.source if choice.url else None
         findings = assess(rows, client_spec.name, host, reference, issues, families, proxy_var)
@@ -436,12 +528,19 @@ class PathsCheck(Registered, check_id="paths"):
         if unsent:  # never silently: say which paths the run's budget left unmeasured
             summary += f"; not measured: {', '.join(s.name for s in unsent)} ({budget_text})"
             details.append(f"run budget: {budget_text}")
-        details.append(f"reference {reference.url}: " + ("; ".join(
-            f"{r.name} {'ok' if r.ok else r.error_class}" for r in reference.rows) if reference.checked
-            else str(reference.reason)))
+        details.append(
+            f"reference {reference.url}: "
+            + (
+                "; ".join(f"{r.name} {'ok' if r.ok else r.error_class}" for r in reference.rows)
+                if reference.checked
+                else str(reference.reason)
+            )
+        )
         for f in families:
-            details.append(f"{f['family']} {f['address']}: "
-                           + (f"connect {_ms(f['connect_ms'])}" if f["error"] is None else f"fails: {f['error']}"))
+            details.append(
+                f"{f['family']} {f['address']}: "
+                + (f"connect {_ms(f['connect_ms'])}" if f["error"] is None else f"fails: {f['error']}")
+            )
         data = {
             "paths": [r.to_row() for r in rows],
             "client_path": client_spec.name,
@@ -464,5 +563,3 @@ def _summary(rows: Sequence[PathResult], client_name: str) -> str:
         state = f"HTTP {r.status} in {_ms(r.total_ms)}" if r.ok else ERROR_CLASSES.get(r.error_class or "", "failed")
         parts.append(f"{r.name}{' (' + mark + ')' if mark else ''}: {state}")
     return "; ".join(parts)
-
-

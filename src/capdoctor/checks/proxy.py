@@ -38,6 +38,7 @@ DEADLINE_MARGIN_S = 0.4
 LISTEN_TIMEOUT_S = 0.5
 """How long to wait for a local proxy port to accept a connection before calling it dead."""
 
+
 @dataclass(frozen=True)
 class Facts:
     """Everything the proxy check gathered, as plain values, so `assess` can be tested without a machine."""
@@ -65,8 +66,12 @@ def client_proxy_entries(home: Path, env: Mapping[str, str]) -> list[tuple[dict[
     for client, settings in _client_env_settings(home, env):
         for s in settings:
             if s.name.lower().endswith("_proxy") and s.value:
-                shown = {"client": client, "source": s.file, "variable": s.name,
-                         "value": s.value if s.name.lower() == "no_proxy" else redact_url(s.value)}
+                shown = {
+                    "client": client,
+                    "source": s.file,
+                    "variable": s.name,
+                    "value": s.value if s.name.lower() == "no_proxy" else redact_url(s.value),
+                }
                 out.append((shown, s.value))
     return out
 
@@ -152,75 +157,125 @@ def assess(facts: Facts) -> list[Finding]:
     """
     findings: list[Finding] = []
     for d in facts.dead_proxies:
-        findings.append(Finding(
-            Cause.NETWORK, Strength.STRONG,
-            f"{d['variable']} ({d['source']}) points at {d['proxy']}, but nothing is listening there "
-            f"({d['error']}): the proxy client is not running or uses another port",
-            {"variable": d["variable"], "proxy": d["proxy"], "source": d["source"]},
-            (NextStep("Start the proxy client (Clash/mihomo, v2rayN…) or fix the port in the variable."),
-             NextStep(f"Or stop using it: remove {d['variable']} from {d['source']}.",
-                      f"unset {d['variable']}" if d["source"] == "environment" else None)),
-        ))
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                Strength.STRONG,
+                f"{d['variable']} ({d['source']}) points at {d['proxy']}, but nothing is listening there "
+                f"({d['error']}): the proxy client is not running or uses another port",
+                {"variable": d["variable"], "proxy": d["proxy"], "source": d["source"]},
+                (
+                    NextStep("Start the proxy client (Clash/mihomo, v2rayN…) or fix the port in the variable."),
+                    NextStep(
+                        f"Or stop using it: remove {d['variable']} from {d['source']}.",
+                        f"unset {d['variable']}" if d["source"] == "environment" else None,
+                    ),
+                ),
+            )
+        )
     j = facts.tls_judgement
     if j is not None and j.intercepted:
         strong = j.severity == "total"
-        findings.append(Finding(
-            Cause.NETWORK, Strength.STRONG if strong else Strength.MODERATE, j.message,
-            {"issuer": j.issuer, "interceptor": j.interceptor, "accepted_by": list(j.accepted_by),
-             "severity": j.severity},
-            (NextStep(f"Ask the network/IT owner about the TLS inspection by '{j.issuer}', or exempt the provider's "
-                      f"host from it."),
-             NextStep("If it is legitimate, give the CA to each client: NODE_EXTRA_CA_CERTS (Claude Code), "
-                      "CODEX_CA_CERTIFICATE (Codex), SSL_CERT_FILE (Python).")),
-        ))
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                Strength.STRONG if strong else Strength.MODERATE,
+                j.message,
+                {
+                    "issuer": j.issuer,
+                    "interceptor": j.interceptor,
+                    "accepted_by": list(j.accepted_by),
+                    "severity": j.severity,
+                },
+                (
+                    NextStep(
+                        f"Ask the network/IT owner about the TLS inspection by '{j.issuer}', or exempt the provider's "
+                        f"host from it."
+                    ),
+                    NextStep(
+                        "If it is legitimate, give the CA to each client: NODE_EXTRA_CA_CERTS (Claude Code), "
+                        "CODEX_CA_CERTIFICATE (Codex), SSL_CERT_FILE (Python)."
+                    ),
+                ),
+            )
+        )
     tun = facts.tun
     if tun.get("active"):
         captures = tun.get("egress_interface") == tun.get("interface")
-        findings.append(Finding(
-            Cause.NETWORK, Strength.WEAK if captures else Strength.CONTEXT,
-            f"TUN mode is on: {tun.get('interface')} ({tun.get('label')})"
-            + (" carries the traffic to the provider" if captures else " is up, but the provider's traffic "
-               "leaves through another interface"),
-            {"interface": tun.get("interface"), "egress_interface": tun.get("egress_interface")},
-            (NextStep("If requests fail or streams drop, compare with TUN off (system-proxy mode), or switch the "
-                      "proxy's node; Clash's auto_close_connection cuts long streams."),) if captures else (),
-        ))
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                Strength.WEAK if captures else Strength.CONTEXT,
+                f"TUN mode is on: {tun.get('interface')} ({tun.get('label')})"
+                + (
+                    " carries the traffic to the provider"
+                    if captures
+                    else " is up, but the provider's traffic leaves through another interface"
+                ),
+                {"interface": tun.get("interface"), "egress_interface": tun.get("egress_interface")},
+                (
+                    NextStep(
+                        "If requests fail or streams drop, compare with TUN off (system-proxy mode), or switch the "
+                        "proxy's node; Clash's auto_close_connection cuts long streams."
+                    ),
+                )
+                if captures
+                else (),
+            )
+        )
     if facts.fake_ip:
-        findings.append(Finding(
-            Cause.NETWORK, Strength.WEAK,
-            f"DNS answers {facts.host} with a fake IP ({', '.join(facts.resolved)}, 198.18.0.0/15): a TUN/fake-IP "
-            f"resolver captures it, so the real route depends on the proxy's rules",
-            {"host": facts.host, "resolved": list(facts.resolved)},
-            (NextStep("Check the proxy's rule for this host (it must go to a working node), or add the host to "
-                      "fake-ip-filter to get real DNS answers."),),
-        ))
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                Strength.WEAK,
+                f"DNS answers {facts.host} with a fake IP ({', '.join(facts.resolved)}, 198.18.0.0/15): a TUN/fake-IP "
+                f"resolver captures it, so the real route depends on the proxy's rules",
+                {"host": facts.host, "resolved": list(facts.resolved)},
+                (
+                    NextStep(
+                        "Check the proxy's rule for this host (it must go to a working node), or add the host to "
+                        "fake-ip-filter to get real DNS answers."
+                    ),
+                ),
+            )
+        )
     sysp = facts.system_proxy
     env_eff = facts.env_proxy.get("effective") or {}
     if sysp and not env_eff:
         shown = sysp.get("https") or sysp.get("http") or sysp.get("pac_url")
-        findings.append(Finding(
-            Cause.NETWORK, Strength.CONTEXT,
-            f"A system proxy is set ({sysp.get('source')}: {shown}) "
-            f"but no proxy variable: browsers use it, most CLI tools (Node, Rust, Python on Linux) do not",
-            {"system_proxy": dict(sysp)},
-        ))
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                Strength.CONTEXT,
+                f"A system proxy is set ({sysp.get('source')}: {shown}) "
+                f"but no proxy variable: browsers use it, most CLI tools (Node, Rust, Python on Linux) do not",
+                {"system_proxy": dict(sysp)},
+            )
+        )
     for c in facts.client_proxies:
-        findings.append(Finding(
-            Cause.NETWORK, Strength.CONTEXT,
-            f"{c['client']} sets {c['variable']}={c['value']} in {c['source']} (applies to that client only)",
-            dict(c),
-        ))
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                Strength.CONTEXT,
+                f"{c['client']} sets {c['variable']}={c['value']} in {c['source']} (applies to that client only)",
+                dict(c),
+            )
+        )
     if facts.processes:
-        findings.append(Finding(
-            Cause.NETWORK, Strength.CONTEXT,
-            "Proxy/VPN clients running: " + ", ".join(f"{n} ({label})" for n, label in facts.processes),
-            {"processes": [n for n, _ in facts.processes]},
-        ))
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                Strength.CONTEXT,
+                "Proxy/VPN clients running: " + ", ".join(f"{n} ({label})" for n, label in facts.processes),
+                {"processes": [n for n, _ in facts.processes]},
+            )
+        )
     return findings
 
 
-def _tls_facts(ctx: Context, host: str, port: int, scheme: str, proxy_url: str | None,
-               timeout: float) -> tuple[dict[str, Any], TlsJudgement | None]:
+def _tls_facts(
+    ctx: Context, host: str, port: int, scheme: str, proxy_url: str | None, timeout: float
+) -> tuple[dict[str, Any], TlsJudgement | None]:
     from capdoctor.probes.net_proxyenv import proxy_scheme
     from capdoctor.probes.net_tls import inspect_tls, judge
 
@@ -229,15 +284,24 @@ def _tls_facts(ctx: Context, host: str, port: int, scheme: str, proxy_url: str |
     via = None
     if proxy_url:
         if proxy_scheme(proxy_url) not in ("http", "https"):
-            return {"applicable": True, "checked": False,
-                    "reason": f"not checked: the client's proxy is {proxy_scheme(proxy_url)}://"}, None
+            return {
+                "applicable": True,
+                "checked": False,
+                "reason": f"not checked: the client's proxy is {proxy_scheme(proxy_url)}://",
+            }, None
         via = _hostport(proxy_url)
     report = inspect_tls(host, port, ctx.env, timeout, proxy=via)
     j = judge(report)
     return {
-        "applicable": True, "checked": report.error is None, "error": report.error, "issuer": report.issuer,
-        "chain": [dict(c) for c in report.chain], "trusted_by": dict(report.trusted_by),
-        "intercepted": j.intercepted, "severity": j.severity, "interceptor": j.interceptor,
+        "applicable": True,
+        "checked": report.error is None,
+        "error": report.error,
+        "issuer": report.issuer,
+        "chain": [dict(c) for c in report.chain],
+        "trusted_by": dict(report.trusted_by),
+        "intercepted": j.intercepted,
+        "severity": j.severity,
+        "interceptor": j.interceptor,
         "via_proxy": via is not None,
     }, j
 
@@ -259,14 +323,20 @@ class ProxyCheck(Registered, check_id="proxy"):
         entries = client_proxy_entries(ctx.home, ctx.env)
         client_proxies = [shown for shown, _ in entries]
 
-        candidates: list[tuple[str, str, str]] = [("environment", ep.sources[k], v)
-                                                  for k, v in ep.proxies.items() if k in ("http", "https", "all")]
+        candidates: list[tuple[str, str, str]] = [
+            ("environment", ep.sources[k], v) for k, v in ep.proxies.items() if k in ("http", "https", "all")
+        ]
         if sysproxy:
-            candidates += [(sysproxy.source, f"system {k} proxy", v)
-                           for k, v in (("https", sysproxy.https), ("http", sysproxy.http), ("socks", sysproxy.socks))
-                           if v]
-        candidates += [(shown["source"], shown["variable"], raw) for shown, raw in entries
-                       if shown["variable"].lower() != "no_proxy"]
+            candidates += [
+                (sysproxy.source, f"system {k} proxy", v)
+                for k, v in (("https", sysproxy.https), ("http", sysproxy.http), ("socks", sysproxy.socks))
+                if v
+            ]
+        candidates += [
+            (shown["source"], shown["variable"], raw)
+            for shown, raw in entries
+            if shown["variable"].lower() != "no_proxy"
+        ]
         dead = find_dead_proxies(candidates, min(LISTEN_TIMEOUT_S, ctx.timeout(LISTEN_TIMEOUT_S)))
 
         host = scheme = None
@@ -305,19 +375,39 @@ class ProxyCheck(Registered, check_id="proxy"):
             tls, judgement = {"applicable": False, "reason": "no target"}, None
 
         facts = Facts(
-            env_proxy=ep.to_dict(), system_proxy=sysproxy.to_dict() if sysproxy else None,
-            client_proxies=client_proxies, dead_proxies=dead, tun=tun, resolved=resolved, fake_ip=fake_ip,
-            processes=processes, tls=tls, host=host, tls_judgement=judgement,
+            env_proxy=ep.to_dict(),
+            system_proxy=sysproxy.to_dict() if sysproxy else None,
+            client_proxies=client_proxies,
+            dead_proxies=dead,
+            tun=tun,
+            resolved=resolved,
+            fake_ip=fake_ip,
+            processes=processes,
+            tls=tls,
+            host=host,
+            tls_judgement=judgement,
             egress={"probe_address": probe_addr, "source_address": src, "interface": egress_iface},
         )
         findings = assess(facts)
         strengths = {f.strength for f in findings}
-        status = (Status.FAIL if Strength.STRONG in strengths
-                  else Status.WARN if strengths & {Strength.MODERATE, Strength.WEAK} else Status.PASS)
+        status = (
+            Status.FAIL
+            if Strength.STRONG in strengths
+            else Status.WARN
+            if strengths & {Strength.MODERATE, Strength.WEAK}
+            else Status.PASS
+        )
         data = {
-            "env_proxy": facts.env_proxy, "system_proxy": facts.system_proxy, "client_proxies": client_proxies,
-            "dead_proxies": dead, "tun": tun, "fake_ip": fake_ip, "resolved": resolved, "egress": facts.egress,
-            "proxy_processes": [{"name": n, "client": label} for n, label in processes], "tls": tls,
+            "env_proxy": facts.env_proxy,
+            "system_proxy": facts.system_proxy,
+            "client_proxies": client_proxies,
+            "dead_proxies": dead,
+            "tun": tun,
+            "fake_ip": fake_ip,
+            "resolved": resolved,
+            "egress": facts.egress,
+            "proxy_processes": [{"name": n, "client": label} for n, label in processes],
+            "tls": tls,
         }
         return result_of(self, status, _summary(facts), findings, _details(facts), data)
 
@@ -347,21 +437,31 @@ def _details(f: Facts) -> list[str]:
     for name, value in (f.env_proxy.get("variables") or {}).items():
         out.append(f"env {name}={value!s}" if value else f"env {name} is set but empty")
     if f.system_proxy:
-        out.append(f"system proxy ({f.system_proxy.get('source')}): " + ", ".join(
-            f"{k} {v}" for k, v in f.system_proxy.items() if k in ("http", "https", "socks", "pac_url") and v))
+        out.append(
+            f"system proxy ({f.system_proxy.get('source')}): "
+            + ", ".join(
+                f"{k} {v}" for k, v in f.system_proxy.items() if k in ("http", "https", "socks", "pac_url") and v
+            )
+        )
     for c in f.client_proxies:
         out.append(f"{c['client']}: {c['variable']}={c['value']} ({c['source']})")
     for iface in f.tun.get("interfaces") or []:
-        out.append(f"interface {iface['name']}: {iface['label']}, {'up' if iface['up'] else 'down'}"
-                   + (f", {'; '.join(iface['reasons'])}" if iface["reasons"] else ""))
+        out.append(
+            f"interface {iface['name']}: {iface['label']}, {'up' if iface['up'] else 'down'}"
+            + (f", {'; '.join(iface['reasons'])}" if iface["reasons"] else "")
+        )
     if f.egress.get("interface"):
-        out.append(f"egress to {f.egress.get('probe_address')}: {f.egress.get('interface')} "
-                   f"(source {f.egress.get('source_address')})")
+        out.append(
+            f"egress to {f.egress.get('probe_address')}: {f.egress.get('interface')} "
+            f"(source {f.egress.get('source_address')})"
+        )
     if f.resolved:
         out.append(f"{f.host} resolves to {', '.join(f.resolved)}")
     if f.tls.get("reason"):
         out.append(f"TLS: {f.tls['reason']}")
     elif f.tls.get("issuer"):
-        out.append(f"TLS issuer: {f.tls['issuer']} (trusted by: "
-                   f"{', '.join(k for k, v in (f.tls.get('trusted_by') or {}).items() if v) or 'none'})")
+        out.append(
+            f"TLS issuer: {f.tls['issuer']} (trusted by: "
+            f"{', '.join(k for k, v in (f.tls.get('trusted_by') or {}).items() if v) or 'none'})"
+        )
     return out

@@ -47,8 +47,9 @@ def _window_text(w: Window) -> str:
     return f"{w.family} {w.name}: {left}{reset}"
 
 
-def merge(limits: list[tuple[int | None, RateLimits]]) -> tuple[dict[tuple[str, str], tuple[int | None, Window]],
-                                                                float | None, str | None]:
+def merge(
+    limits: list[tuple[int | None, RateLimits]],
+) -> tuple[dict[tuple[str, str], tuple[int | None, Window]], float | None, str | None]:
     """The latest value of each window across responses (later responses win), the retry hint, unified status."""
     windows: dict[tuple[str, str], tuple[int | None, Window]] = {}
     retry: float | None = None
@@ -66,38 +67,67 @@ def merge(limits: list[tuple[int | None, RateLimits]]) -> tuple[dict[tuple[str, 
 def assess(limits: list[tuple[int | None, RateLimits]]) -> tuple[Status, str, list[Finding], dict[str, Any]]:
     """Pure: status, summary, findings and data from the parsed headers of every probe response."""
     windows, retry, unified = merge(limits)
-    data: dict[str, Any] = {"windows": [w.to_dict() for _, w in windows.values()], "retry_after_s": retry,
-                            "unified_status": unified}
+    data: dict[str, Any] = {
+        "windows": [w.to_dict() for _, w in windows.values()],
+        "retry_after_s": retry,
+        "unified_status": unified,
+    }
     findings: list[Finding] = []
     exhausted = [(st, w) for st, w in windows.values() if w.exhausted]
     for st, w in exhausted:
         strength = Strength.STRONG if st == 429 or w.family == "codex" else Strength.MODERATE
-        findings.append(Finding(
-            Cause.QUOTA, strength, f"Rate limit exhausted — {_window_text(w)}.",
-            {"status": st, "window": f"{w.family}:{w.name}", "reset_s": w.reset_s, "retry_after_s": retry},
-            (NextStep(f"Wait {human_duration(w.reset_s)} for the window to reset, then lower your request rate."
-                      if w.reset_s is not None else "Wait for the window to reset, then lower your request rate."),)))
+        findings.append(
+            Finding(
+                Cause.QUOTA,
+                strength,
+                f"Rate limit exhausted — {_window_text(w)}.",
+                {"status": st, "window": f"{w.family}:{w.name}", "reset_s": w.reset_s, "retry_after_s": retry},
+                (
+                    NextStep(
+                        f"Wait {human_duration(w.reset_s)} for the window to reset, then lower your request rate."
+                        if w.reset_s is not None
+                        else "Wait for the window to reset, then lower your request rate."
+                    ),
+                ),
+            )
+        )
     if unified == "rejected":
-        findings.append(Finding(Cause.QUOTA, Strength.STRONG,
-                                "The subscription's usage window is used up (anthropic-ratelimit-unified-status: "
-                                "rejected).", {"unified_status": unified}))
+        findings.append(
+            Finding(
+                Cause.QUOTA,
+                Strength.STRONG,
+                "The subscription's usage window is used up (anthropic-ratelimit-unified-status: rejected).",
+                {"unified_status": unified},
+            )
+        )
     if findings:
         return Status.FAIL, findings[0].message, findings, data
     known = [w for _, w in windows.values() if not w.unknown]
     if known and any(w.has_headroom for w in known):
         text = "; ".join(_window_text(w) for w in known[:3])
-        findings.append(Finding(Cause.QUOTA, Strength.AGAINST, f"Quota headroom: {text}.",
-                                {"windows": [f"{w.family}:{w.name}" for w in known]}))
+        findings.append(
+            Finding(
+                Cause.QUOTA,
+                Strength.AGAINST,
+                f"Quota headroom: {text}.",
+                {"windows": [f"{w.family}:{w.name}" for w in known]},
+            )
+        )
         return Status.PASS, f"headroom — {text}", findings, data
     if windows:
-        findings.append(Finding(Cause.QUOTA, Strength.CONTEXT,
-                                "Rate-limit headers carry placeholder values (-1/0, as Azure's Responses API "
-                                "sends): remaining quota is unknown.", {}))
+        findings.append(
+            Finding(
+                Cause.QUOTA,
+                Strength.CONTEXT,
+                "Rate-limit headers carry placeholder values (-1/0, as Azure's Responses API "
+                "sends): remaining quota is unknown.",
+                {},
+            )
+        )
         return Status.WARN, "rate-limit values unknown (placeholders)", findings, data
     if retry is not None:
         return Status.WARN, f"retry-after {human_duration(retry)} seen, no rate-limit counters", findings, data
-    return Status.SKIP, "the provider sent no rate-limit headers (quota shows only in its error bodies)", \
-        findings, data
+    return Status.SKIP, "the provider sent no rate-limit headers (quota shows only in its error bodies)", findings, data
 
 
 def google_quota(bodies: list[tuple[int | None, str]]) -> tuple[list[Finding], list[dict[str, Any]]]:
@@ -111,22 +141,30 @@ def google_quota(bodies: list[tuple[int | None, str]]) -> tuple[list[Finding], l
             continue
         violations, delay = parse_google_quota(text)
         for v in violations:
-            rows.append({"quota_id": v.quota_id, "metric": v.metric, "limit": v.value, "model": v.model,
-                         "retry_after_s": delay})
+            rows.append(
+                {"quota_id": v.quota_id, "metric": v.metric, "limit": v.value, "model": v.model, "retry_after_s": delay}
+            )
             if v.quota_id in seen:
                 continue
             model = f" for {v.model}" if v.model else ""
             if v.value == 0:
-                msg = (f"Quota {v.quota_id or v.metric}{model} has limit 0: this tier has no allowance for the "
-                       "model at all, so waiting will not help.")
+                msg = (
+                    f"Quota {v.quota_id or v.metric}{model} has limit 0: this tier has no allowance for the "
+                    "model at all, so waiting will not help."
+                )
                 step = NextStep("Enable billing for the project (or use a model your tier includes).")
             else:
                 limit = f" (limit {v.value:.0f})" if v.value is not None else ""
                 wait = f"; retry in {human_duration(delay)}" if delay is not None else ""
                 msg = f"Quota {v.quota_id or v.metric}{model} exceeded{limit}{wait}."
                 step = NextStep("Wait for the quota window to reset, or request a higher quota in AI Studio.")
-            seen[v.quota_id] = Finding(Cause.QUOTA, Strength.STRONG, msg,
-                                       {"status": status, "quota_id": v.quota_id, "retry_after_s": delay}, (step,))
+            seen[v.quota_id] = Finding(
+                Cause.QUOTA,
+                Strength.STRONG,
+                msg,
+                {"status": status, "quota_id": v.quota_id, "retry_after_s": delay},
+                (step,),
+            )
     return list(seen.values()), rows
 
 
@@ -139,14 +177,25 @@ def openrouter_key(data: Any) -> tuple[list[Finding], dict[str, Any]]:
     limit, left = info.get("limit"), info.get("limit_remaining")
     if isinstance(limit, (int, float)) and isinstance(left, (int, float)):
         if left <= 0:
-            return [Finding(Cause.QUOTA, Strength.STRONG,
-                            f"The OpenRouter key's credit limit is used up: {left} of {limit} credits left"
-                            + (f" (resets {info.get('limit_reset')})" if info.get("limit_reset") else "") + ".",
-                            {"limit": limit, "limit_remaining": left},
-                            (NextStep("Raise the key's limit or add credits at "
-                                      "https://openrouter.ai/settings/keys"),))], keep
-        return [Finding(Cause.QUOTA, Strength.AGAINST,
-                        f"The OpenRouter key has {left} of {limit} credits left.", {"limit": limit})], keep
+            return [
+                Finding(
+                    Cause.QUOTA,
+                    Strength.STRONG,
+                    f"The OpenRouter key's credit limit is used up: {left} of {limit} credits left"
+                    + (f" (resets {info.get('limit_reset')})" if info.get("limit_reset") else "")
+                    + ".",
+                    {"limit": limit, "limit_remaining": left},
+                    (NextStep("Raise the key's limit or add credits at https://openrouter.ai/settings/keys"),),
+                )
+            ], keep
+        return [
+            Finding(
+                Cause.QUOTA,
+                Strength.AGAINST,
+                f"The OpenRouter key has {left} of {limit} credits left.",
+                {"limit": limit},
+            )
+        ], keep
     return [Finding(Cause.QUOTA, Strength.CONTEXT, "The OpenRouter key has no per-key credit limit.", {})], keep
 
 
@@ -166,11 +215,13 @@ class QuotaCheck(Registered, check_id="quota"):
         models = ctx.results.get("models")
         responses = list(models.data.get("responses") or []) if models is not None else []
         now = ctx.now()
-        limits = [(r.get("status"), parse_headers(r.get("headers") or {}, now)) for r in responses
-                  if isinstance(r, dict)]
+        limits = [
+            (r.get("status"), parse_headers(r.get("headers") or {}, now)) for r in responses if isinstance(r, dict)
+        ]
         status, summary, findings, data = assess(limits)
-        g_findings, g_data = google_quota([(r.get("status"), r.get("error_body") or "") for r in responses
-                                           if isinstance(r, dict)])
+        g_findings, g_data = google_quota(
+            [(r.get("status"), r.get("error_body") or "") for r in responses if isinstance(r, dict)]
+        )
         if g_findings:
             findings = [f for f in findings if f.strength is not Strength.CONTEXT] + g_findings
             data["google_quota"] = g_data

@@ -35,8 +35,13 @@ def report_client(report: Mapping[str, Any]) -> ClientInUse:
     """The client in use as a saved report recorded it, else as its target shows it."""
     saved = report.get("client")
     if isinstance(saved, Mapping) and saved.get("id"):
-        return ClientInUse(str(saved["id"]), str(saved.get("name") or saved["id"]), saved.get("version"),
-                           str(saved.get("basis") or ""), saved.get("package"))
+        return ClientInUse(
+            str(saved["id"]),
+            str(saved.get("name") or saved["id"]),
+            saved.get("version"),
+            str(saved.get("basis") or ""),
+            saved.get("package"),
+        )
     target = report.get("target")
     return client_in_use(target if isinstance(target, Mapping) else None, None)
 

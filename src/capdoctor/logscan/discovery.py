@@ -15,8 +15,17 @@ from pathlib import Path
 LOG_SUFFIXES = (".log", ".jsonl", ".json", ".txt", ".out", ".err", ".gz", ".zst", ".zstd")
 """In discovered directories only these files are read (session stores also hold SQLite and images)."""
 
-SECRET_NAMES = frozenset({"auth.json", ".credentials.json", "credentials.json", "oauth_creds.json",
-                          "config.json", "settings.json", "mcp-config.json"})
+SECRET_NAMES = frozenset(
+    {
+        "auth.json",
+        ".credentials.json",
+        "credentials.json",
+        "oauth_creds.json",
+        "config.json",
+        "settings.json",
+        "mcp-config.json",
+    }
+)
 """Never read, even if they match a suffix: they hold tokens or settings, not logs."""
 
 

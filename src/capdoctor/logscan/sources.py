@@ -60,8 +60,9 @@ class Skipped:
     reason: str
 
 
-def expand(paths: list[str], *, since_ts: float | None = None,
-           keep: Callable[[str], bool] | None = None) -> tuple[list[Source], list[Skipped]]:
+def expand(
+    paths: list[str], *, since_ts: float | None = None, keep: Callable[[str], bool] | None = None
+) -> tuple[list[Source], list[Skipped]]:
     """Files to scan from user-given paths; directories are walked recursively, symlink loops avoided.
 
     Files found inside a directory whose mtime is older than `since_ts` are skipped up front (they cannot
@@ -89,8 +90,9 @@ def expand(paths: list[str], *, since_ts: float | None = None,
     return sources, skipped
 
 
-def _walk(root: str, sources: list[Source], skipped: list[Skipped], since_ts: float | None,
-          keep: Callable[[str], bool] | None) -> None:
+def _walk(
+    root: str, sources: list[Source], skipped: list[Skipped], since_ts: float | None, keep: Callable[[str], bool] | None
+) -> None:
     """Files under `root`, recursively. A symbolic link is followed only while it stays inside `root`: a link
     out of the folder the user named (to their home, to /) is listed as skipped, never read."""
     stack = [root]
@@ -149,8 +151,9 @@ class Reader:
     `limit` stops after that many bytes *and the rest of the line they end in* (a byte range of a file).
     """
 
-    def __init__(self, raw: Any, closers: list[Any], errors: tuple[type[BaseException], ...],
-                 what: str, limit: int | None = None) -> None:
+    def __init__(
+        self, raw: Any, closers: list[Any], errors: tuple[type[BaseException], ...], what: str, limit: int | None = None
+    ) -> None:
         self._raw = raw
         self._closers = closers
         self._errors = errors
@@ -189,14 +192,14 @@ class Reader:
                 total += n
                 continue
             if self._left is not None:
-                want = want[:self._left]
+                want = want[: self._left]
             n = self._read(want)
             if n == 0:
                 self._done = True
                 break
             if not self._sniffed:
                 self._sniffed = True
-                if b"\x00" in bytes(view[:min(n, BINARY_SNIFF)]):
+                if b"\x00" in bytes(view[: min(n, BINARY_SNIFF)]):
                     raise SourceError("binary data (NUL bytes)")
             total += n
             if self._left is not None:
@@ -253,5 +256,5 @@ def display_path(path: str, home: Path | None) -> str:
     if home is not None:
         h = str(home).rstrip("/\\")
         if h and (path == h or path.startswith(h + os.sep)):
-            return "~" + path[len(h):]
+            return "~" + path[len(h) :]
     return path

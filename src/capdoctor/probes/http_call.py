@@ -129,8 +129,12 @@ def send(
 
     try:
         with client.stream(
-            req.method, req.url, headers=dict(req.headers), params=dict(req.params) or None,
-            json=dict(req.body) if req.body is not None else None, timeout=timeout,
+            req.method,
+            req.url,
+            headers=dict(req.headers),
+            params=dict(req.params) or None,
+            json=dict(req.body) if req.body is not None else None,
+            timeout=timeout,
         ) as resp:
             headers = safe_headers(resp.headers)
             ctype = headers.get("content-type", "").lower()
@@ -152,31 +156,75 @@ def send(
         return Exchange(req.route, req.url, kind, detail=detail, latency_ms=ms())
 
 
-def _read_body(req: ProbeRequest, adapter: Adapter, status: int, headers: dict[str, str], ctype: str,
-               text: str, latency: int) -> Exchange:
+def _read_body(
+    req: ProbeRequest, adapter: Adapter, status: int, headers: dict[str, str], ctype: str, text: str, latency: int
+) -> Exchange:
     try:
         obj: Any = json.loads(text) if text.strip() else None
     except ValueError:
         obj = None
     if obj is None and text.strip() and _is_html(ctype, text):
-        return Exchange(req.route, req.url, "html", status, headers, text[:4000],
-                        detail=f"HTML where JSON was expected (HTTP {status})", latency_ms=latency)
+        return Exchange(
+            req.route,
+            req.url,
+            "html",
+            status,
+            headers,
+            text[:4000],
+            detail=f"HTML where JSON was expected (HTTP {status})",
+            latency_ms=latency,
+        )
     outcome: Outcome = adapter.read_body(req.route, obj) if obj is not None else Outcome()
     if status >= 400:
-        return Exchange(req.route, req.url, "http_error", status, headers, text[:4000], outcome.error,
-                        f"HTTP {status}", latency, obj)
+        return Exchange(
+            req.route,
+            req.url,
+            "http_error",
+            status,
+            headers,
+            text[:4000],
+            outcome.error,
+            f"HTTP {status}",
+            latency,
+            obj,
+        )
     if outcome.error is not None:
-        return Exchange(req.route, req.url, "stream_error", status, headers, text[:4000], outcome.error,
-                        f"error object inside an HTTP {status} body", latency, obj)
+        return Exchange(
+            req.route,
+            req.url,
+            "stream_error",
+            status,
+            headers,
+            text[:4000],
+            outcome.error,
+            f"error object inside an HTTP {status} body",
+            latency,
+            obj,
+        )
     if (req.route in LISTING_ROUTES and obj is not None) or outcome.ok:
-        return Exchange(req.route, req.url, "ok", status, headers, text[:4000], latency_ms=latency,
-                        json_body=obj)
-    return Exchange(req.route, req.url, "undecided", status, headers, text[:4000],
-                    detail=f"HTTP {status} without output", latency_ms=latency, json_body=obj)
+        return Exchange(req.route, req.url, "ok", status, headers, text[:4000], latency_ms=latency, json_body=obj)
+    return Exchange(
+        req.route,
+        req.url,
+        "undecided",
+        status,
+        headers,
+        text[:4000],
+        detail=f"HTTP {status} without output",
+        latency_ms=latency,
+        json_body=obj,
+    )
 
 
-def _read_stream(resp: httpx.Response, adapter: Adapter, req: ProbeRequest, headers: dict[str, str],
-                 t0: float, timeout: float, max_bytes: int) -> Exchange:
+def _read_stream(
+    resp: httpx.Response,
+    adapter: Adapter,
+    req: ProbeRequest,
+    headers: dict[str, str],
+    t0: float,
+    timeout: float,
+    max_bytes: int,
+) -> Exchange:
     import httpx
 
     dec = SSEDecoder()
@@ -185,8 +233,9 @@ def _read_stream(resp: httpx.Response, adapter: Adapter, req: ProbeRequest, head
     status = resp.status_code
 
     def result(kind: str, body: str, error: ErrorInfo | None, detail: str) -> Exchange:
-        return Exchange(req.route, req.url, kind, status, headers, body[:4000], error, detail,
-                        int((time.monotonic() - t0) * 1000))
+        return Exchange(
+            req.route, req.url, kind, status, headers, body[:4000], error, detail, int((time.monotonic() - t0) * 1000)
+        )
 
     output = False
     try:
@@ -197,12 +246,17 @@ def _read_stream(resp: httpx.Response, adapter: Adapter, req: ProbeRequest, head
                 out = adapter.read_event(req.route, ev)
                 if out.error is not None:
                     name = f"'{ev.event}' " if ev.event else ""
-                    return result("stream_error", ev.data, out.error,
-                                  f"failure event {name}inside an HTTP {status} stream")
+                    return result(
+                        "stream_error", ev.data, out.error, f"failure event {name}inside an HTTP {status} stream"
+                    )
                 output = output or out.ok
                 if out.done:
-                    return result("ok" if output else "undecided", ev.data, None,
-                                  "stream completed" if output else "stream ended without output")
+                    return result(
+                        "ok" if output else "undecided",
+                        ev.data,
+                        None,
+                        "stream completed" if output else "stream ended without output",
+                    )
             if seen >= max_bytes or events >= MAX_STREAM_EVENTS or time.monotonic() - t0 > timeout:
                 if output:
                     return result("ok", "", None, "output seen (stream still running at the read bound)")
@@ -217,13 +271,32 @@ def _read_stream(resp: httpx.Response, adapter: Adapter, req: ProbeRequest, head
                 return result("ok" if output else "undecided", ev.data, None, "stream completed")
     except httpx.HTTPError as exc:
         if output:
-            return result("cut", "", None, "stream disconnected before completion: the connection broke after "
-                          f"the first output ({type(exc).__name__})")
+            return result(
+                "cut",
+                "",
+                None,
+                "stream disconnected before completion: the connection broke after "
+                f"the first output ({type(exc).__name__})",
+            )
         kind = connection_kind(exc)
-        return result(kind if kind != "connect" else "reset", "", None,
-                      f"stream broke before output: {type(exc).__name__}: {exc}"[:300])
+        return result(
+            kind if kind != "connect" else "reset",
+            "",
+            None,
+            f"stream broke before output: {type(exc).__name__}: {exc}"[:300],
+        )
     if output:
-        return result("cut", "", None, "stream disconnected before completion: closed after the first output "
-                      "without a terminal event")
-    return result("reset", "", None, "stream closed before any output (stream disconnected before completion)"
-                  if seen else "connection closed before any output")
+        return result(
+            "cut",
+            "",
+            None,
+            "stream disconnected before completion: closed after the first output without a terminal event",
+        )
+    return result(
+        "reset",
+        "",
+        None,
+        "stream closed before any output (stream disconnected before completion)"
+        if seen
+        else "connection closed before any output",
+    )

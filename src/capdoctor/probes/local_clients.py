@@ -156,8 +156,9 @@ def codex_row(cfg: CodexConfig) -> ClientConfig:
     `[model_providers.openai]` table, as Codex does; its key is always OPENAI_API_KEY.
     """
     table = cfg.provider
-    key_env = "OPENAI_API_KEY" if cfg.provider_id == "openai" else (
-        table.env_key.value if table and table.env_key else None)
+    key_env = (
+        "OPENAI_API_KEY" if cfg.provider_id == "openai" else (table.env_key.value if table and table.env_key else None)
+    )
     return ClientConfig(
         "codex",
         cfg.file,
@@ -190,8 +191,9 @@ def claude_row(settings: ClaudeSettings) -> ClientConfig:
 
 def gemini_row(settings: GeminiSettings) -> ClientConfig:
     """The row for Gemini CLI settings: the model."""
-    return ClientConfig("gemini", settings.file, provider="gemini",
-                        model=settings.model.value if settings.model else None)
+    return ClientConfig(
+        "gemini", settings.file, provider="gemini", model=settings.model.value if settings.model else None
+    )
 
 
 def client_config(client: str, text: str, source: str) -> ClientConfig:

@@ -29,7 +29,6 @@ HTTPX_SCHEMES = frozenset({"http", "https", "socks5", "socks5h"})
 SOCKS_SCHEMES = frozenset({"socks5", "socks5h"})
 
 
-
 @dataclass(frozen=True)
 class EnvProxy:
     """The proxy settings a Python client derives from the environment.
@@ -261,24 +260,30 @@ def find_issues(env: Mapping[str, str], socks_supported: bool, target_url: str |
         shown = redact_url(value)
         if scheme not in HTTPX_SCHEMES:
             fixed = "socks5" if scheme.startswith("socks") else "http"
-            issues.append(ProxyIssue(
-                "rejected_scheme", var,
-                f"{var}={shown} uses the scheme '{scheme}://', which httpx rejects "
-                f"(\"Unknown scheme for proxy URL\"): Python clients fail before sending anything",
-                f"Use a scheme httpx supports, e.g. {fixed}://host:port (Clash/mihomo mixed ports accept "
-                f"http:// too), or unset {var}.",
-                command=f"export {var}={fixed}://{value.split('://', 1)[-1]}",
-                data={"scheme": scheme, "value": shown},
-            ))
+            issues.append(
+                ProxyIssue(
+                    "rejected_scheme",
+                    var,
+                    f"{var}={shown} uses the scheme '{scheme}://', which httpx rejects "
+                    f'("Unknown scheme for proxy URL"): Python clients fail before sending anything',
+                    f"Use a scheme httpx supports, e.g. {fixed}://host:port (Clash/mihomo mixed ports accept "
+                    f"http:// too), or unset {var}.",
+                    command=f"export {var}={fixed}://{value.split('://', 1)[-1]}",
+                    data={"scheme": scheme, "value": shown},
+                )
+            )
         elif scheme in SOCKS_SCHEMES and not socks_supported:
-            issues.append(ProxyIssue(
-                "socks_unsupported", var,
-                f"{var}={shown} is a SOCKS proxy but the 'socksio' package is not installed: httpx.Client() "
-                f"raises ImportError in Python tools (Claude Code does not support SOCKS at all)",
-                "Install SOCKS support for Python clients, or point the variable at the proxy's HTTP port.",
-                command="pip install 'httpx[socks]'",
-                data={"scheme": scheme, "value": shown},
-            ))
+            issues.append(
+                ProxyIssue(
+                    "socks_unsupported",
+                    var,
+                    f"{var}={shown} is a SOCKS proxy but the 'socksio' package is not installed: httpx.Client() "
+                    f"raises ImportError in Python tools (Claude Code does not support SOCKS at all)",
+                    "Install SOCKS support for Python clients, or point the variable at the proxy's HTTP port.",
+                    command="pip install 'httpx[socks]'",
+                    data={"scheme": scheme, "value": shown},
+                )
+            )
     by_key: dict[str, list[tuple[str, str]]] = {}
     for name, value in env.items():
         if name.lower().endswith("_proxy"):
@@ -289,32 +294,42 @@ def find_issues(env: Mapping[str, str], socks_supported: bool, target_url: str |
         for lname, lvalue in lower:
             for oname, ovalue in others:
                 if not lvalue:
-                    issues.append(ProxyIssue(
-                        "empty_cancels", lname,
-                        f"{lname} is set but empty, which cancels {oname}={redact_url(ovalue)} for Python "
-                        f"clients (urllib/httpx), while Node and Rust clients may still use {oname}",
-                        f"Decide on one: unset the empty {lname}, or unset {oname} too.",
-                        command=f"unset {lname}",
-                        data={"cancelled": oname},
-                    ))
+                    issues.append(
+                        ProxyIssue(
+                            "empty_cancels",
+                            lname,
+                            f"{lname} is set but empty, which cancels {oname}={redact_url(ovalue)} for Python "
+                            f"clients (urllib/httpx), while Node and Rust clients may still use {oname}",
+                            f"Decide on one: unset the empty {lname}, or unset {oname} too.",
+                            command=f"unset {lname}",
+                            data={"cancelled": oname},
+                        )
+                    )
                 elif lvalue.strip() != ovalue.strip():
-                    issues.append(ProxyIssue(
-                        "case_conflict", lname,
-                        f"{lname}={redact_url(lvalue)} and {oname}={redact_url(ovalue)} differ: "
-                        f"Python and curl use the lowercase one, other tools may use the uppercase one",
-                        "Set both to the same value, or unset one of them.",
-                        command=f"unset {oname}",
-                        data={"lower": redact_url(lvalue), "upper": redact_url(ovalue)},
-                    ))
+                    issues.append(
+                        ProxyIssue(
+                            "case_conflict",
+                            lname,
+                            f"{lname}={redact_url(lvalue)} and {oname}={redact_url(ovalue)} differ: "
+                            f"Python and curl use the lowercase one, other tools may use the uppercase one",
+                            "Set both to the same value, or unset one of them.",
+                            command=f"unset {oname}",
+                            data={"lower": redact_url(lvalue), "upper": redact_url(ovalue)},
+                        )
+                    )
     if target_url and any(ep.proxies.get(k) for k in PROXY_KEYS):
         choice = effective_proxy(ep, target_url)
         if choice.bypassed_by:
             host = urlsplit(target_url).hostname or target_url
-            issues.append(ProxyIssue(
-                "no_proxy_covers", ep.sources.get("no", "NO_PROXY"),
-                f"NO_PROXY entry '{choice.bypassed_by}' covers {host}: requests to the provider go direct, "
-                f"not through the configured proxy",
-                f"If the provider is only reachable through the proxy, remove '{choice.bypassed_by}' from NO_PROXY.",
-                data={"entry": choice.bypassed_by, "host": host},
-            ))
+            issues.append(
+                ProxyIssue(
+                    "no_proxy_covers",
+                    ep.sources.get("no", "NO_PROXY"),
+                    f"NO_PROXY entry '{choice.bypassed_by}' covers {host}: requests to the provider go direct, "
+                    f"not through the configured proxy",
+                    f"If the provider is only reachable through the proxy, remove '{choice.bypassed_by}' "
+                    "from NO_PROXY.",
+                    data={"entry": choice.bypassed_by, "host": host},
+                )
+            )
     return issues

@@ -47,8 +47,13 @@ class SystemProxy:
     def to_dict(self) -> dict[str, object]:
         """Machine-readable facts for `result.data["system_proxy"]`."""
         return {
-            "source": self.source, "mode": self.mode, "http": self.http, "https": self.https,
-            "socks": self.socks, "pac_url": self.pac_url, "exceptions": list(self.exceptions),
+            "source": self.source,
+            "mode": self.mode,
+            "http": self.http,
+            "https": self.https,
+            "socks": self.socks,
+            "pac_url": self.pac_url,
+            "exceptions": list(self.exceptions),
         }
 
 
@@ -219,7 +224,11 @@ def run_command(argv: list[str], timeout: float) -> str | None:
 
 
 def read_system_proxy(
-    platform: str, env: Mapping[str, str], home: Path, timeout: float = 2.0, run: Runner = run_command,
+    platform: str,
+    env: Mapping[str, str],
+    home: Path,
+    timeout: float = 2.0,
+    run: Runner = run_command,
 ) -> SystemProxy | None:
     """The system proxy on this OS, or None when none is configured (or it cannot be read).
 

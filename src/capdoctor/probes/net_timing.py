@@ -38,24 +38,45 @@ ERROR_CLASSES: Mapping[str, str] = {
 }
 """Error classes of a failed path, with their one-line meaning (data for renderers and tests)."""
 
-CONNECTION_LEVEL = frozenset({"dns", "refused", "reset", "timeout", "unreachable", "tls", "tls_verify",
-                              "proxy_407", "proxy_502", "proxy_error", "proxy_config", "protocol", "other"})
+CONNECTION_LEVEL = frozenset(
+    {
+        "dns",
+        "refused",
+        "reset",
+        "timeout",
+        "unreachable",
+        "tls",
+        "tls_verify",
+        "proxy_407",
+        "proxy_502",
+        "proxy_error",
+        "proxy_config",
+        "protocol",
+        "other",
+    }
+)
 """Classes meaning no answer from the provider came back at all."""
 
 HTML_MARKERS: tuple[tuple[str, str], ...] = (
-    (r"connectivitycheck|captive|hotspot|wifi.*login|login\?dst=|accept the terms|http-equiv=.refresh",
-     "captive_portal"),
+    (
+        r"connectivitycheck|captive|hotspot|wifi.*login|login\?dst=|accept the terms|http-equiv=.refresh",
+        "captive_portal",
+    ),
     (r"<title>Just a moment\.\.\.</title>|cf-chl|challenge-platform", "cloudflare challenge page"),
-    (r"Sorry, you have been blocked|Attention Required! \| Cloudflare|You are unable to access",
-     "Cloudflare block page"),
+    (
+        r"Sorry, you have been blocked|Attention Required! \| Cloudflare|You are unable to access",
+        "Cloudflare block page",
+    ),
     (r"Zscaler|zscloud\.net", "Zscaler block page"),
     (r"Netskope|FortiGuard|Fortinet|Palo Alto|Blue ?Coat|Squid", "corporate proxy/firewall page"),
     (r"502 Bad Gateway|503 Service Unavailable|504 Gateway Time-?out", "gateway error page"),
 )
 """Fingerprints of HTML bodies that mean something in the middle answered (signatures.md §12)."""
 
-DNS_PATTERNS = r"Name or service not known|nodename nor servname|getaddrinfo|Errno -[235]\b|Errno 11001|" \
-               r"No address associated|Temporary failure in name resolution|Name does not resolve"
+DNS_PATTERNS = (
+    r"Name or service not known|nodename nor servname|getaddrinfo|Errno -[235]\b|Errno 11001|"
+    r"No address associated|Temporary failure in name resolution|Name does not resolve"
+)
 
 
 @dataclass(frozen=True)
@@ -91,9 +112,17 @@ class PathResult:
     def to_row(self) -> dict[str, Any]:
         """The `result.data["paths"]` row the terminal renderer draws as one httpstat-like bar."""
         return {
-            "name": self.name, "proxy": self.proxy, "dns_ms": self.dns_ms, "connect_ms": self.connect_ms,
-            "tls_ms": self.tls_ms, "ttfb_ms": self.ttfb_ms, "total_ms": self.total_ms, "status": self.status,
-            "error": self.error, "error_class": self.error_class, "exit_location": self.exit_location,
+            "name": self.name,
+            "proxy": self.proxy,
+            "dns_ms": self.dns_ms,
+            "connect_ms": self.connect_ms,
+            "tls_ms": self.tls_ms,
+            "ttfb_ms": self.ttfb_ms,
+            "total_ms": self.total_ms,
+            "status": self.status,
+            "error": self.error,
+            "error_class": self.error_class,
+            "exit_location": self.exit_location,
         }
 
 
@@ -122,8 +151,12 @@ def classify_exception(type_names: Sequence[str], message: str) -> str:
         return "dns"
     if re.search(r"refused|Errno 111\b|Errno 61\b|10061", msg, re.I):
         return "refused"
-    if re.search(r"reset by peer|Errno 104\b|Errno 54\b|10054|Server disconnected|without sending|"
-                 r"EOF occurred|unexpected eof|Connection aborted", msg, re.I):
+    if re.search(
+        r"reset by peer|Errno 104\b|Errno 54\b|10054|Server disconnected|without sending|"
+        r"EOF occurred|unexpected eof|Connection aborted",
+        msg,
+        re.I,
+    ):
         return "reset"
     if re.search(r"unreachable|Errno 101\b|Errno 113\b|No route to host", msg, re.I):
         return "unreachable"
@@ -232,7 +265,9 @@ def _span(events: Sequence[tuple[float, str]], suffix: str, last: bool = False) 
 
 
 def timings(
-    events: Sequence[tuple[float, str]], dns_ms: float | None, via_proxy: bool,
+    events: Sequence[tuple[float, str]],
+    dns_ms: float | None,
+    via_proxy: bool,
 ) -> tuple[float | None, float | None, float | None]:
     """connect/tls/ttfb from httpcore trace events `(monotonic_s, name)`. Pure.
 
@@ -290,8 +325,9 @@ def probe_path(
     if proxy is None:
         dns_ms, addrs, dns_err = time_dns(host, port, min(timeout, 5.0))
         if dns_err:
-            return replace(base, dns_ms=dns_ms, error=dns_err, error_class="dns",
-                           total_ms=round((time.monotonic() - t0) * 1000, 1))
+            return replace(
+                base, dns_ms=dns_ms, error=dns_err, error_class="dns", total_ms=round((time.monotonic() - t0) * 1000, 1)
+            )
     events: list[tuple[float, str]] = []
 
     def on_trace(event: str, info: Mapping[str, Any]) -> None:
@@ -300,14 +336,21 @@ def probe_path(
     left = max(0.05, timeout - (time.monotonic() - t0))
     try:
         client = httpx.Client(
-            proxy=proxy, trust_env=False, verify=verify, follow_redirects=False,
+            proxy=proxy,
+            trust_env=False,
+            verify=verify,
+            follow_redirects=False,
             timeout=httpx.Timeout(left, connect=min(left, 5.0)),
             headers={"user-agent": user_agent, "accept": "application/json" if expect_json else "*/*"},
             event_hooks={"request": [on_request]} if on_request is not None else None,
         )
     except (ValueError, ImportError) as exc:
-        return replace(base, error=f"{type(exc).__name__}: {exc}", error_class="proxy_config",
-                       total_ms=round((time.monotonic() - t0) * 1000, 1))
+        return replace(
+            base,
+            error=f"{type(exc).__name__}: {exc}",
+            error_class="proxy_config",
+            total_ms=round((time.monotonic() - t0) * 1000, 1),
+        )
     trace: dict[str, str] = {}
     t_req = time.monotonic()
 
@@ -324,8 +367,17 @@ def probe_path(
                 connect, tls, ttfb = timings(events, dns_ms, proxy is not None)
                 cls = classify_exception([c.__name__ for c in type(exc).__mro__], str(exc))
                 detail = str(exc) or type(exc).__name__
-                return replace(base, dns_ms=dns_ms, addresses=addrs, error=f"{type(exc).__name__}: {detail}",
-                               error_class=cls, total_ms=total_ms(), connect_ms=connect, tls_ms=tls, ttfb_ms=ttfb)
+                return replace(
+                    base,
+                    dns_ms=dns_ms,
+                    addresses=addrs,
+                    error=f"{type(exc).__name__}: {detail}",
+                    error_class=cls,
+                    total_ms=total_ms(),
+                    connect_ms=connect,
+                    tls_ms=tls,
+                    ttfb_ms=ttfb,
+                )
             total = total_ms()
             connect, tls, ttfb = timings(events, dns_ms, proxy is not None)
             status = response.status_code
@@ -352,6 +404,18 @@ def probe_path(
                     trace = {}
     except Exception as exc:
         return replace(base, error=f"{type(exc).__name__}: {exc}", error_class="other")
-    return replace(base, dns_ms=dns_ms, addresses=addrs, total_ms=total, status=status, error=error,
-                   error_class=error_class, content_type=ctype, trace=trace, exit_location=exit_location(trace),
-                   connect_ms=connect, tls_ms=tls, ttfb_ms=ttfb)
+    return replace(
+        base,
+        dns_ms=dns_ms,
+        addresses=addrs,
+        total_ms=total,
+        status=status,
+        error=error,
+        error_class=error_class,
+        content_type=ctype,
+        trace=trace,
+        exit_location=exit_location(trace),
+        connect_ms=connect,
+        tls_ms=tls,
+        ttfb_ms=ttfb,
+    )

@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-CA_ENV_VARS = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
-               "CODEX_CA_CERTIFICATE")
+CA_ENV_VARS = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "CODEX_CA_CERTIFICATE")
 """Variables through which users point their clients at a custom (often corporate) CA bundle."""
 
 KNOWN_INTERCEPTORS: tuple[tuple[str, str], ...] = (
@@ -99,8 +98,9 @@ def _open(host: str, port: int, proxy: tuple[str, int] | None, timeout: float) -
     return sock
 
 
-def _handshake(host: str, port: int, proxy: tuple[str, int] | None, timeout: float,
-               context: ssl.SSLContext) -> ssl.SSLSocket:
+def _handshake(
+    host: str, port: int, proxy: tuple[str, int] | None, timeout: float, context: ssl.SSLContext
+) -> ssl.SSLSocket:
     raw = _open(host, port, proxy, timeout)
     try:
         return context.wrap_socket(raw, server_hostname=host)
@@ -144,8 +144,9 @@ def contexts(env: Mapping[str, str]) -> dict[str, ssl.SSLContext]:
     return out
 
 
-def inspect_tls(host: str, port: int, env: Mapping[str, str], timeout: float,
-                proxy: tuple[str, int] | None = None) -> TlsReport:
+def inspect_tls(
+    host: str, port: int, env: Mapping[str, str], timeout: float, proxy: tuple[str, int] | None = None
+) -> TlsReport:
     """Read the chain `host:port` presents and try each trust store on it, all within `timeout`. Never raises.
 
     Stores not tried before the time is up are reported as None (unknown).
@@ -216,16 +217,35 @@ def judge(report: TlsReport) -> TlsJudgement:
             label = name
             break
     if report.error or report.trusted_by.get("certifi") is not False:
-        return TlsJudgement(False, "none", issuer, label, accepted,
-                            f"certificate chain verifies against the public CA bundle (issuer {issuer})"
-                            if report.trusted_by.get("certifi") else "TLS chain not checked")
+        return TlsJudgement(
+            False,
+            "none",
+            issuer,
+            label,
+            accepted,
+            f"certificate chain verifies against the public CA bundle (issuer {issuer})"
+            if report.trusted_by.get("certifi")
+            else "TLS chain not checked",
+        )
     who = f"{label} ({issuer})" if label else f"'{issuer}'"
     if accepted:
-        return TlsJudgement(True, "partial", issuer, label, accepted,
-                            f"TLS to {report.host} is intercepted: the certificate is issued by {who}, which is "
-                            f"not a public CA; it is trusted only via {', '.join(accepted)}, so clients that use "
-                            f"the public bundle fail with 'certificate verify failed'")
-    return TlsJudgement(True, "total", issuer, label, accepted,
-                        f"TLS to {report.host} presents a certificate issued by {who}, which no trust store here "
-                        f"accepts ({report.verify_error or 'verify failed'}): a middlebox is intercepting and "
-                        f"every client will fail")
+        return TlsJudgement(
+            True,
+            "partial",
+            issuer,
+            label,
+            accepted,
+            f"TLS to {report.host} is intercepted: the certificate is issued by {who}, which is "
+            f"not a public CA; it is trusted only via {', '.join(accepted)}, so clients that use "
+            f"the public bundle fail with 'certificate verify failed'",
+        )
+    return TlsJudgement(
+        True,
+        "total",
+        issuer,
+        label,
+        accepted,
+        f"TLS to {report.host} presents a certificate issued by {who}, which no trust store here "
+        f"accepts ({report.verify_error or 'verify failed'}): a middlebox is intercepting and "
+        f"every client will fail",
+    )

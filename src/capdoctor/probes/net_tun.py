@@ -124,8 +124,13 @@ class TunCandidate:
     def to_dict(self) -> dict[str, object]:
         """Machine-readable facts for `result.data["tun"]["interfaces"]`."""
         return {
-            "name": self.name, "label": self.label, "up": self.up, "point_to_point": self.point_to_point,
-            "addresses": list(self.addresses), "proxy_ranges": list(self.proxy_ranges), "counts": self.counts,
+            "name": self.name,
+            "label": self.label,
+            "up": self.up,
+            "point_to_point": self.point_to_point,
+            "addresses": list(self.addresses),
+            "proxy_ranges": list(self.proxy_ranges),
+            "counts": self.counts,
             "reasons": list(self.reasons),
         }
 
@@ -175,8 +180,18 @@ def classify_interfaces(interfaces: Iterable[Interface], egress: str | None = No
         if label and not weak:
             reasons.append(f"name matches {label}")
         counts = iface.up and bool(ranges or (egress and iface.name == egress) or (label and not weak))
-        out.append(TunCandidate(iface.name, label or "point-to-point interface", iface.up, iface.point_to_point,
-                                iface.addresses, ranges, counts, tuple(reasons)))
+        out.append(
+            TunCandidate(
+                iface.name,
+                label or "point-to-point interface",
+                iface.up,
+                iface.point_to_point,
+                iface.addresses,
+                ranges,
+                counts,
+                tuple(reasons),
+            )
+        )
     return out
 
 

@@ -54,8 +54,11 @@ def _atlassian(obj: dict[str, Any]) -> PageStatus | None:
     status = obj.get("status")
     if not isinstance(status, dict) or "indicator" not in status:
         return None
-    comps = tuple((str(c.get("name")), str(c.get("status"))) for c in _list(obj.get("components"))
-                  if isinstance(c, dict) and c.get("name") and not c.get("group"))
+    comps = tuple(
+        (str(c.get("name")), str(c.get("status")))
+        for c in _list(obj.get("components"))
+        if isinstance(c, dict) and c.get("name") and not c.get("group")
+    )
     incidents = []
     for inc in _list(obj.get("incidents")):
         if not isinstance(inc, dict) or inc.get("status") in ("resolved", "postmortem", "completed"):
@@ -65,10 +68,18 @@ def _atlassian(obj: dict[str, Any]) -> PageStatus | None:
             for c in _list(upd.get("affected_components")) if isinstance(upd, dict) else []:
                 if isinstance(c, dict) and c.get("name"):
                     names.add(str(c["name"]))
-        incidents.append(Incident(str(inc.get("name", "")), str(inc.get("status", "")),
-                                  str(inc.get("impact", "")), tuple(sorted(names)), inc.get("shortlink")))
-    return PageStatus("atlassian", str(status.get("indicator")), str(status.get("description", "")), comps,
-                      tuple(incidents))
+        incidents.append(
+            Incident(
+                str(inc.get("name", "")),
+                str(inc.get("status", "")),
+                str(inc.get("impact", "")),
+                tuple(sorted(names)),
+                inc.get("shortlink"),
+            )
+        )
+    return PageStatus(
+        "atlassian", str(status.get("indicator")), str(status.get("description", "")), comps, tuple(incidents)
+    )
 
 
 IMPACT_OF = {"full_outage": "critical", "partial_outage": "major", "degraded_performance": "minor"}
@@ -88,8 +99,11 @@ def _incidentio(obj: dict[str, Any]) -> PageStatus | None:
         for c in members:
             if isinstance(c, dict):
                 names[str(c.get("component_id") or c.get("id"))] = str(c.get("name"))
-    status_by_id = {str(a.get("component_id")): str(a.get("status"))
-                    for a in _list(summary.get("affected_components")) if isinstance(a, dict)}
+    status_by_id = {
+        str(a.get("component_id")): str(a.get("status"))
+        for a in _list(summary.get("affected_components"))
+        if isinstance(a, dict)
+    }
     comps = tuple((name, status_by_id.get(cid, "operational")) for cid, name in names.items())
     incidents = []
     worst = "none"
@@ -98,10 +112,16 @@ def _incidentio(obj: dict[str, Any]) -> PageStatus | None:
             continue
         impact = IMPACT_OF.get(str(inc.get("current_worst_impact")), "minor")
         worst = max(worst, impact, key=["none", "minor", "major", "critical"].index)
-        affected = tuple(sorted(names.get(str(a.get("id")), str(a.get("id")))
-                                for a in _list(inc.get("affected_components")) if isinstance(a, dict)))
-        incidents.append(Incident(str(inc.get("name", "")), str(inc.get("status", "")), impact, affected,
-                                  inc.get("url")))
+        affected = tuple(
+            sorted(
+                names.get(str(a.get("id")), str(a.get("id")))
+                for a in _list(inc.get("affected_components"))
+                if isinstance(a, dict)
+            )
+        )
+        incidents.append(
+            Incident(str(inc.get("name", "")), str(inc.get("status", "")), impact, affected, inc.get("url"))
+        )
     if summary.get("in_progress_maintenances") and worst == "none":
         worst = "maintenance"
     text = "All Systems Operational" if worst == "none" else f"{len(incidents)} ongoing incident(s)"
@@ -143,8 +163,9 @@ def _cache_file(cache_dir: Path, url: str) -> Path:
     return cache_dir / "status" / (hashlib.sha256(url.encode()).hexdigest()[:20] + ".json")
 
 
-def fetch_page(client: httpx.Client, url: str, *, cache_dir: Path, now_s: float, timeout: float,
-               ttl_s: float = CACHE_TTL_S) -> Fetched:
+def fetch_page(
+    client: httpx.Client, url: str, *, cache_dir: Path, now_s: float, timeout: float, ttl_s: float = CACHE_TTL_S
+) -> Fetched:
     """GET `url`, or reuse a cached body younger than `ttl_s`; never raises for network trouble."""
     import httpx
 
@@ -164,8 +185,10 @@ def fetch_page(client: httpx.Client, url: str, *, cache_dir: Path, now_s: float,
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"url": url, "fetched": now_s, "http_status": resp.status_code,
-                                       "body": body}), encoding="utf-8")
+            tmp.write_text(
+                json.dumps({"url": url, "fetched": now_s, "http_status": resp.status_code, "body": body}),
+                encoding="utf-8",
+            )
             tmp.replace(path)
         except OSError:
             pass

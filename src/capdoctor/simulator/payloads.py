@@ -185,56 +185,65 @@ def model_list(shape: str, models: list[str]) -> Any:
             {"type": "model", "id": m, "display_name": DISPLAY_NAMES.get(m, m), "created_at": "2026-08-05T00:00:00Z"}
             for m in models
         ]
-        return {"data": data, "has_more": False, "first_id": models[0] if models else None,
-                "last_id": models[-1] if models else None}
+        return {
+            "data": data,
+            "has_more": False,
+            "first_id": models[0] if models else None,
+            "last_id": models[-1] if models else None,
+        }
     if shape == "gemini":
-        return {"models": [
-            {
-                "name": f"models/{m}",
-                "version": "2.5",
-                "displayName": DISPLAY_NAMES.get(m, m),
-                "description": f"{DISPLAY_NAMES.get(m, m)} (simulated)",
-                "inputTokenLimit": 1_048_576,
-                "outputTokenLimit": 65_536,
-                "supportedGenerationMethods": ["generateContent", "countTokens", "createCachedContent"],
-                "temperature": 1,
-                "topP": 0.95,
-                "topK": 64,
-                "maxTemperature": 2,
-                "thinking": True,
-            }
-            for m in models
-        ]}
+        return {
+            "models": [
+                {
+                    "name": f"models/{m}",
+                    "version": "2.5",
+                    "displayName": DISPLAY_NAMES.get(m, m),
+                    "description": f"{DISPLAY_NAMES.get(m, m)} (simulated)",
+                    "inputTokenLimit": 1_048_576,
+                    "outputTokenLimit": 65_536,
+                    "supportedGenerationMethods": ["generateContent", "countTokens", "createCachedContent"],
+                    "temperature": 1,
+                    "topP": 0.95,
+                    "topK": 64,
+                    "maxTemperature": 2,
+                    "thinking": True,
+                }
+                for m in models
+            ]
+        }
     if shape == "openrouter":
-        return {"data": [
-            {
-                "id": m,
-                "canonical_slug": m,
-                "name": m.split("/", 1)[-1],
-                "created": CREATED,
-                "context_length": 400_000,
-                "pricing": {"prompt": "0.00000125", "completion": "0.00001", "request": "0"},
-                "top_provider": {"context_length": 400_000, "max_completion_tokens": 128_000,
-                                 "is_moderated": True},
-            }
-            for m in models
-        ]}
+        return {
+            "data": [
+                {
+                    "id": m,
+                    "canonical_slug": m,
+                    "name": m.split("/", 1)[-1],
+                    "created": CREATED,
+                    "context_length": 400_000,
+                    "pricing": {"prompt": "0.00000125", "completion": "0.00001", "request": "0"},
+                    "top_provider": {"context_length": 400_000, "max_completion_tokens": 128_000, "is_moderated": True},
+                }
+                for m in models
+            ]
+        }
     raise ValueError(f"no model list for shape {shape!r}")
 
 
 def ollama_tags(models: list[str]) -> Any:
     """The body of Ollama's `GET /api/tags`: installed models."""
-    return {"models": [
-        {
-            "name": m,
-            "model": m,
-            "modified_at": "2026-11-02T09:14:03.123456789Z",
-            "size": _ollama_size(m),
-            "digest": _hex(64),
-            "details": _ollama_details(m),
-        }
-        for m in models
-    ]}
+    return {
+        "models": [
+            {
+                "name": m,
+                "model": m,
+                "modified_at": "2026-11-02T09:14:03.123456789Z",
+                "size": _ollama_size(m),
+                "digest": _hex(64),
+                "details": _ollama_details(m),
+            }
+            for m in models
+        ]
+    }
 
 
 def _ollama_size(model: str) -> int:
@@ -256,19 +265,21 @@ def _ollama_details(model: str) -> dict[str, Any]:
 def ollama_ps(loaded: list[Mapping[str, Any]], now: datetime) -> Any:
     """The body of Ollama's `GET /api/ps` for loaded models given as `{name, size, size_vram}` dicts."""
     expires = (now + timedelta(minutes=4)).strftime("%Y-%m-%dT%H:%M:%S.000000000Z")
-    return {"models": [
-        {
-            "name": m["name"],
-            "model": m["name"],
-            "size": m["size"],
-            "digest": _hex(64),
-            "details": _ollama_details(str(m["name"])),
-            "expires_at": expires,
-            "size_vram": m["size_vram"],
-            "context_length": m.get("context_length", 4096),
-        }
-        for m in loaded
-    ]}
+    return {
+        "models": [
+            {
+                "name": m["name"],
+                "model": m["name"],
+                "size": m["size"],
+                "digest": _hex(64),
+                "details": _ollama_details(str(m["name"])),
+                "expires_at": expires,
+                "size_vram": m["size_vram"],
+                "context_length": m.get("context_length", 4096),
+            }
+            for m in loaded
+        ]
+    }
 
 
 # ------------------------------------------------------------------------------------------ non-stream bodies
@@ -281,36 +292,45 @@ def openai_chat(model: str, now: float) -> Any:
         "object": "chat.completion",
         "created": int(now),
         "model": model,
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": REPLY_TEXT, "refusal": None, "annotations": []},
-            "logprobs": None,
-            "finish_reason": "stop",
-        }],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": REPLY_TEXT, "refusal": None, "annotations": []},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
         "usage": {
             "prompt_tokens": 8,
             "completion_tokens": 1,
             "total_tokens": 9,
             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                          "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
         },
         "service_tier": "default",
         "system_fingerprint": "fp_" + _hex(10),
     }
 
 
-def _response_object(resp_id: str, msg_id: str, model: str, now: float, status: str,
-                     text: str | None, error: Any = None) -> dict[str, Any]:
+def _response_object(
+    resp_id: str, msg_id: str, model: str, now: float, status: str, text: str | None, error: Any = None
+) -> dict[str, Any]:
     output: list[Any] = []
     if text is not None:
-        output = [{
-            "id": msg_id,
-            "type": "message",
-            "status": "completed",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
-        }]
+        output = [
+            {
+                "id": msg_id,
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+            }
+        ]
     return {
         "id": resp_id,
         "object": "response",
@@ -334,9 +354,17 @@ def _response_object(resp_id: str, msg_id: str, model: str, now: float, status: 
         "tools": [],
         "top_p": 1.0,
         "truncation": "disabled",
-        "usage": ({"input_tokens": 8, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
-                   "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 9}
-                  if status == "completed" else None),
+        "usage": (
+            {
+                "input_tokens": 8,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 1,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 9,
+            }
+            if status == "completed"
+            else None
+        ),
         "user": None,
         "metadata": {},
     }
@@ -357,8 +385,13 @@ def anthropic_message(model: str) -> Any:
         "content": [{"type": "text", "text": REPLY_TEXT}],
         "stop_reason": "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": 8, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-                  "output_tokens": 1, "service_tier": "standard"},
+        "usage": {
+            "input_tokens": 8,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 1,
+            "service_tier": "standard",
+        },
     }
 
 
@@ -369,8 +402,12 @@ def gemini_content(model: str, text: str = REPLY_TEXT, finish: bool = True) -> A
         candidate["finishReason"] = "STOP"
     return {
         "candidates": [candidate],
-        "usageMetadata": {"promptTokenCount": 2, "candidatesTokenCount": 1, "totalTokenCount": 3,
-                          "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 2}]},
+        "usageMetadata": {
+            "promptTokenCount": 2,
+            "candidatesTokenCount": 1,
+            "totalTokenCount": 3,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 2}],
+        },
         "modelVersion": model,
         "responseId": _hex(22),
     }
@@ -387,10 +424,18 @@ def ollama_final(route: str, model: str, now: float, text: str = REPLY_TEXT) -> 
         out["message"] = {"role": "assistant", "content": text}
     else:
         out["response"] = text
-    out.update({
-        "done": True, "done_reason": "stop", "total_duration": 412_345_678, "load_duration": 21_345_678,
-        "prompt_eval_count": 8, "prompt_eval_duration": 41_234_567, "eval_count": 1, "eval_duration": 12_345_678,
-    })
+    out.update(
+        {
+            "done": True,
+            "done_reason": "stop",
+            "total_duration": 412_345_678,
+            "load_duration": 21_345_678,
+            "prompt_eval_count": 8,
+            "prompt_eval_duration": 41_234_567,
+            "eval_count": 1,
+            "eval_duration": 12_345_678,
+        }
+    )
     return out
 
 
@@ -427,9 +472,17 @@ def openai_chat_stream(model: str, now: float, error: Any = None, cut: bool = Fa
     cid, fp = f"chatcmpl-{_hex(28)}", "fp_" + _hex(10)
 
     def chunk(delta: Any, finish: str | None = None) -> Event:
-        return (None, {"id": cid, "object": "chat.completion.chunk", "created": int(now), "model": model,
-                       "system_fingerprint": fp,
-                       "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+        return (
+            None,
+            {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": int(now),
+                "model": model,
+                "system_fingerprint": fp,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            },
+        )
 
     events = [chunk({"role": "assistant", "content": "", "refusal": None}), chunk({"content": "po"})]
     if cut:
@@ -457,8 +510,7 @@ def openai_responses_stream(model: str, now: float, error: Any = None, cut: bool
     events += [
         ev("response.output_item.added", output_index=0, item=item),
         ev("response.content_part.added", item_id=msg_id, output_index=0, content_index=0, part=part),
-        ev("response.output_text.delta", item_id=msg_id, output_index=0, content_index=0, delta="po",
-           logprobs=[]),
+        ev("response.output_text.delta", item_id=msg_id, output_index=0, content_index=0, delta="po", logprobs=[]),
     ]
     if cut:
         return events
@@ -466,29 +518,29 @@ def openai_responses_stream(model: str, now: float, error: Any = None, cut: bool
     done_item = {**item, "status": "completed", "content": [done_part]}
     return [
         *events,
-        ev("response.output_text.delta", item_id=msg_id, output_index=0, content_index=0, delta="ng",
-           logprobs=[]),
-        ev("response.output_text.done", item_id=msg_id, output_index=0, content_index=0, text=REPLY_TEXT,
-           logprobs=[]),
+        ev("response.output_text.delta", item_id=msg_id, output_index=0, content_index=0, delta="ng", logprobs=[]),
+        ev("response.output_text.done", item_id=msg_id, output_index=0, content_index=0, text=REPLY_TEXT, logprobs=[]),
         ev("response.content_part.done", item_id=msg_id, output_index=0, content_index=0, part=done_part),
         ev("response.output_item.done", output_index=0, item=done_item),
-        ev("response.completed", response=_response_object(resp_id, msg_id, model, now, "completed",
-                                                           REPLY_TEXT)),
+        ev("response.completed", response=_response_object(resp_id, msg_id, model, now, "completed", REPLY_TEXT)),
     ]
 
 
 def anthropic_stream(model: str, error: Any = None, cut: bool = False) -> list[Event]:
     """Messages API events: message_start … message_stop; with `error`, an `error` event after the first delta."""
     message = anthropic_message(model)
-    start = {**message, "content": [], "stop_reason": None,
-             "usage": {**message["usage"], "output_tokens": 1}}
+    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
     events: list[Event] = [
         ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "text", "text": ""}}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
         ("ping", {"type": "ping"}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "text_delta", "text": "po"}}),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "po"}},
+        ),
     ]
     if cut:
         return events
@@ -496,11 +548,19 @@ def anthropic_stream(model: str, error: Any = None, cut: bool = False) -> list[E
         return [*events, ("error", {"type": "error", "error": error})]
     return [
         *events,
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "text_delta", "text": "ng"}}),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ng"}},
+        ),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                           "usage": {"output_tokens": 1}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 1},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
     ]
 
@@ -536,9 +596,22 @@ def ollama_stream(route: str, model: str, now: float, error: Any = None, cut: bo
 def cloudflare_trace(user_agent: str, now: float, client_ip: str = "127.0.0.1") -> str:
     """The text of Cloudflare's `/cdn-cgi/trace` as seen through the simulator."""
     lines = [
-        "fl=29f184", "h=127.0.0.1", f"ip={client_ip}", f"ts={now:.3f}", "visit_scheme=http", f"uag={user_agent}",
-        "colo=SIN", "sliver=none", "http=http/1.1", "loc=SG", "tls=off", "sni=off", "warp=off", "gateway=off",
-        "rbi=off", "kex=none",
+        "fl=29f184",
+        "h=127.0.0.1",
+        f"ip={client_ip}",
+        f"ts={now:.3f}",
+        "visit_scheme=http",
+        f"uag={user_agent}",
+        "colo=SIN",
+        "sliver=none",
+        "http=http/1.1",
+        "loc=SG",
+        "tls=off",
+        "sni=off",
+        "warp=off",
+        "gateway=off",
+        "rbi=off",
+        "kex=none",
     ]
     return "\n".join(lines) + "\n"
 

@@ -193,8 +193,13 @@ class Simulator:
     request ("POST /v1/chat/completions 503").
     """
 
-    def __init__(self, scenario: str | Scenario = "healthy", host: str = "127.0.0.1", port: int = 0,
-                 log: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        scenario: str | Scenario = "healthy",
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
         self._scenario = scenario if isinstance(scenario, Scenario) else scenario_named(scenario)
         self.host = host
         self.port = port
@@ -218,8 +223,12 @@ class Simulator:
             raise UsageError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         self.port = int(self._httpd.server_address[1])
         self.stopping.clear()
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": POLL_S},
-                                        name=f"capdoctor-sim-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": POLL_S},
+            name=f"capdoctor-sim-{self.port}",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -239,8 +248,9 @@ class Simulator:
     def __enter__(self) -> Simulator:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     # -- addresses
@@ -300,16 +310,28 @@ class Simulator:
             parsed: Any = json.loads(text) if text else None
         except ValueError:
             parsed = None
-        entry = {"method": req.method, "path": req.path, "query": dict(req.query), "headers": dict(req.headers),
-                 "body": text, "json": parsed, "t": time.time()}
+        entry = {
+            "method": req.method,
+            "path": req.path,
+            "query": dict(req.query),
+            "headers": dict(req.headers),
+            "body": text,
+            "json": parsed,
+            "t": time.time(),
+        }
         with self._lock:
             self.requests.append(entry)
             if len(self.requests) > MAX_LOG:  # a long `capdoctor simulate` session must not grow without bound
                 del self.requests[0]
 
 
-def serve(scenario: str = "healthy", host: str = "127.0.0.1", port: int = 0,
-          out: Callable[[str], None] = print, until: threading.Event | None = None) -> None:
+def serve(
+    scenario: str = "healthy",
+    host: str = "127.0.0.1",
+    port: int = 0,
+    out: Callable[[str], None] = print,
+    until: threading.Event | None = None,
+) -> None:
     """Run the simulator in the foreground: print the base URLs, then serve until Ctrl+C (or `until` is set).
 
     Used by `capdoctor simulate`; prints one line per request (method, path, status; never keys or bodies).
