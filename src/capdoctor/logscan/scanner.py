@@ -321,9 +321,9 @@ def _prefix_provider(signature_id: str) -> str | None:
 @dataclass(frozen=True)
 class Facts:
     """What a record's words alone say, judged once per distinct text (see `RecordMemo`): the matches that
-        count (`relevant`), the provider each names, the status the record reports, whether it was retried and the
-    model it names.
-        `text` is the text they were judged on (its timestamp and ids may differ from a later record's)."""
+    count (`relevant`), the provider each names, the status the record reports, whether it was retried and the
+    model it names. `text` is the text they were judged on (its timestamp and ids may differ from a later
+    record's)."""
 
     text: str
     matches: tuple[Match, ...]
