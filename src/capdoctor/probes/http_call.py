@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from capdoctor.probes.sse import SSEDecoder
-from capdoctor.providers.base import SECRET_HEADERS, Adapter, ErrorInfo, Outcome, ProbeRequest
+from capdoctor.providers.base import Adapter, ErrorInfo, Outcome, ProbeRequest
+from capdoctor.redact import SECRET_HEADERS
 
 if TYPE_CHECKING:
     import httpx

@@ -41,20 +41,8 @@ REQUEST_ID_HEADERS: tuple[str, ...] = (
     "x-goog-request-id",
     "x-amzn-requestid",
 )
-"""Response headers that carry the provider's request id, in preference order (cf-ray is kept apart)."""
-
-SECRET_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "x-goog-api-key",
-        "cookie",
-        "set-cookie",
-    }
-)
-"""Header names whose values are never stored, in requests or responses."""
+"""Response headers that carry the provider's request id, in preference order (cf-ray is kept apart).
+Header names whose values are never stored are `capdoctor.redact.SECRET_HEADERS` (one list for every output)."""
 
 
 @dataclass(frozen=True)
