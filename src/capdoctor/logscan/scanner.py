@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any
 
 from capdoctor.classifier.structure import StatusHit
+from capdoctor.classifier.structure import extract_error as fields_of
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
 from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
@@ -340,8 +341,6 @@ def record_status(text: str, hit: StatusHit | None) -> int:
     engine already spelled out of the same text instead of reading every spelling again."""
     if "\\u" in text:  # the engine read the unescaped text: only the full read gives the same answer
         return extract_error(text)["status"] or 0
-    from capdoctor.classifier.structure import extract_error as fields_of
-
     status = fields_of(text, None)["status"]
     if status is None and hit is not None and not hit.spelling.startswith("name:"):
         status = hit.status  # the first spelled status: what extract_error's own reader would find
