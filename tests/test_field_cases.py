@@ -25,14 +25,15 @@ CASES_SHA256 = "32a34fffdf269b922910fcb9fce507b85d34da267f9c47d7a3388ff501e97e1b
 """The copy is verbatim: a changed file would silently change what the floor means."""
 CASES: list[dict[str, Any]] = [json.loads(line) for line in CASES_PATH.read_text("utf-8").splitlines() if line.strip()]
 
-PINNED = {"capacity": 23, "quota": 28, "account": 15, "network": 24, "hardware": 15, "client": 19}
+PINNED = {"capacity": 23, "quota": 28, "account": 15, "network": 25, "hardware": 15, "client": 19}
 """Cases judged right per label (of 27/29/19/25/15/22). Raise these when the engine improves; never lower.
 
 Lowered once, on purpose, when the rows that matched a user's story instead of an error text were removed
 (account 19 -> 15: fc-070..073; network 25 -> 24: fc-090; client 21 -> 20: fc-122) and the sample-shaped
 "exceeded retry limit, last status: 429" row went (capacity 24 -> 23: fc-013; quota 27 -> 28: fc-055).
 Lowered again (client 20 -> 19: fc-132) when OpenRouter's "No endpoints found matching your data policy" became
-the account's privacy setting (openrouter.data_policy), as two out-of-sample threads label it."""
+the account's privacy setting (openrouter.data_policy), as two out-of-sample threads label it. Raised (network
+24 -> 25: fc-090) by the words layer, whose counts include these cases: in-sample, like every figure here."""
 
 STORY = "the label comes from the user's story, not the error text: "
 MISLEADING: dict[str, str] = {
@@ -50,7 +51,6 @@ MISLEADING: dict[str, str] = {
     "fc-071": STORY + "'at capacity' on account A while account B works.",
     "fc-072": STORY + "'at capacity' while another user's account works on the same computer.",
     "fc-073": STORY + "'at capacity', and a freshly opened account works (risk control).",
-    "fc-090": STORY + "'related to the internet connection', fixed by turning a proxy off.",
     "fc-122": STORY + "'credit balance too low' caused by a stray ANTHROPIC_API_KEY the user found.",
     "fc-132": "OpenRouter's 'No endpoints found matching your data policy': the account's privacy setting excludes "
     "every provider (the maintainer's fix was that setting). The engine names the account, as two "

@@ -50,6 +50,8 @@ SCORE_HEADER = 3.0
 SCORE_PHRASE = 2.0
 SCORE_STATUS = 1.0
 SCORE_STATUS_FIT = 0.5
+WEAK_RANK = 1
+"""`STRENGTH_RANK` of a weak row: a text read no more surely than this also hears what its words say."""
 """Specificity of what matched inside a row: a machine code beats an exception name, which beats a phrase."""
 
 
@@ -184,7 +186,7 @@ class Engine:
         self.rows: tuple[Signature, ...] = data.rows
         self.by_id: Mapping[str, Signature] = data.by_id
         self._order = {sig.id: i for i, sig in enumerate(data.rows)}
-        self._text_rows = tuple(r for r in data.rows if r.layer is not Layer.STATUS)
+        self._text_rows = tuple(r for r in data.rows if r.layer not in (Layer.STATUS, Layer.WORDS))
         self._compiled: list[_Row | None] = [None] * len(self._text_rows)
         """Rows are compiled on first use (`_row`): a log with a handful of error kinds, or a process that
         classifies one probe reply, compiles only the rows its texts can trigger, not all ~180."""
@@ -224,6 +226,8 @@ class Engine:
         )
         self._index = index
         self._finder_re: re.Pattern[str] | None = None
+        quiet = data.words.quiet_levels if data.words is not None else ""
+        self._quiet = re.compile(quiet) if quiet else None
 
     def _row(self, i: int) -> _Row:
         """Text row `i` compiled (once, on first use)."""
@@ -335,6 +339,7 @@ class Engine:
             rows = set(range(len(self._text_rows)))
             names = set(range(len(self._names)))
             spellings = set(range(len(self.tables.spellings)))
+
         if headers:
             rows.update(self._header_rows)
 
@@ -349,8 +354,41 @@ class Engine:
             sm = self._status_match(hit, text, found, is_local, status is not None)
             if sm is not None:
                 found.append(sm)
+        if all(STRENGTH_RANK[m.signature.strength] <= WEAK_RANK for m in found) and (
+            present := ids if gated else self.literal_ids(text)
+        ):
+            wm = self._words_match(text, self._rows_of(present), hit is not None)
+            if wm is not None:
+                found.append(wm)
         found.sort(key=self._rank)
         return found, hit
+
+    def _rows_of(self, ids: Collection[int]) -> set[int]:
+        """The text rows the literal ids `ids` can trigger."""
+        return {i for lit in ids for kind, i in self._units[lit] if kind == "row"}
+
+    def _words_match(self, text: str, triggered: Collection[int], status_read: bool) -> Match | None:
+        """The words layer, as the last word on a candidate text that nothing else explained, or explained
+        only weakly (a bare 400, a remote 5xx): only for an error (a status in an error position, a row's
+        literal, or an error word such as "failed", "invalid", "错误": an access line with a 404 is traffic)
+        whose triggered rows did not veto it (`unless`: a row's words in a context its author knew to be no
+        error), and only when the words lean clearly to one cause (`words.WordModel`). Beside a weak reading,
+        the words back it when they agree and contest it when they don't."""
+        spec = self.tables.words
+        if spec is None:
+            return None
+        if self._quiet is not None and self._quiet.search(text, 0, text.find("\n") % (len(text) + 1)):
+            return None  # a record logged at INFO or DEBUG, or a stack frame: the program's chatter, not its error
+        if not (status_read or triggered or self.reader.has_error_word(text)):
+            return None
+        if any((c := self._row(i)).unless_re is not None and c.unless_re.search(text) for i in triggered):
+            return None
+        from capdoctor.classifier.words import model
+
+        said = model(spec.alpha, spec.threshold, spec.min_tokens).judge(text)
+        if said is None:
+            return None
+        return Match(spec.rows[said.cause], round(said.posterior, 3), "words: " + ", ".join(said.words))
 
     def _rank(self, m: Match) -> tuple[int, int, float, int]:
         sig = m.signature

@@ -85,6 +85,10 @@ class StatusReader:
                 return StatusHit(int(m.group("s")), sp.id, m.start(), m.end())
         return None
 
+    def has_error_word(self, text: str) -> bool:
+        """Whether `text` carries an error word (`error_words`: "error", "failed", "invalid", "错误"…)."""
+        return bool(self._error_words and self._error_words.search(text[:MAX_READ]))
+
     def _spelling(self, i: int) -> re.Pattern[str]:
         """Spelling `i` compiled (once)."""
         rx = self._res[i]

@@ -35,7 +35,7 @@ MEMORY_KINDS = ("ram", "vram", "kv-cache")
 
 STRENGTH_RANK = {Strength.STRONG: 3, Strength.MODERATE: 2, Strength.WEAK: 1, Strength.CONTEXT: 0, Strength.AGAINST: 0}
 
-FILES = ("structure.toml", "providers.toml", "phrases.toml", "statuses.toml")
+FILES = ("structure.toml", "providers.toml", "phrases.toml", "statuses.toml", "words.toml")
 
 
 class Layer(str, Enum):
@@ -45,11 +45,12 @@ class Layer(str, Enum):
     PROVIDER = "provider"
     PHRASE = "phrase"
     STATUS = "status"
+    WORDS = "words"
 
 
-SPECIFICITY = {Layer.PROVIDER: 3, Layer.STRUCTURE: 2, Layer.PHRASE: 1, Layer.STATUS: 0}
+SPECIFICITY = {Layer.PROVIDER: 3, Layer.STRUCTURE: 2, Layer.PHRASE: 1, Layer.STATUS: 0, Layer.WORDS: -1}
 """Between rows of equal strength, the more specific layer speaks first (a provider's own code beats a
-generic phrase, which beats what a bare status means)."""
+generic phrase, which beats what a bare status means, which beats what the words lean towards)."""
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,8 @@ class Signature:
 
     @property
     def generic(self) -> bool:
-        """True for rows that stand for a shape rather than a provider's own words (phrase and status rows)."""
-        return self.layer in (Layer.PHRASE, Layer.STATUS)
+        """True for rows that stand for a shape rather than a provider's own words (phrase, status, words)."""
+        return self.layer in (Layer.PHRASE, Layer.STATUS, Layer.WORDS)
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,20 @@ class StatusRule:
 
 
 @dataclass(frozen=True)
+class WordsSpec:
+    """The words layer's settings (`words.toml` [model]) and its one row per cause (`words.<cause>`)."""
+
+    alpha: float
+    threshold: float
+    min_tokens: int
+    min_excerpts: int
+    rows: Mapping[str, Signature]
+    """The row a words-only finding reports, by cause value."""
+    quiet_levels: str = ""
+    """A regex for the log levels of chatter (INFO, DEBUG): a record whose first line has one is no error."""
+
+
+@dataclass(frozen=True)
 class Tables:
     """Everything the engine compiles: the rows of each layer and the status reading rules."""
 
@@ -156,6 +171,8 @@ class Tables:
     access_line: str
     local_hints: str
     by_id: Mapping[str, Signature] = field(default_factory=dict)
+    words: WordsSpec | None = None
+    """None only for tables built from texts that leave `words.toml` out (tests)."""
 
 
 def expand(template: str, placeholders: Mapping[str, Sequence[str]]) -> list[str]:
@@ -323,6 +340,9 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
         outs = _checked("statuses.toml", rule.get("means", ()), outcome)
         rules.append(StatusRule(str(rule["id"]), tuple(int(s) for s in rule["statuses"]), tuple(outs)))
     rows += [o.row for r in rules for o in r.outcomes]
+    words = _words(_read("words.toml", texts)) if texts is None or "words.toml" in texts else None
+    if words is not None:
+        rows += list(words.rows.values())
 
     by_id: dict[str, Signature] = {}
     for sig in rows:
@@ -347,7 +367,35 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
         str(statuses.get("access_line", "")),
         str(statuses.get("local_hints", "")),
         by_id,
+        words,
     )
+
+
+def _words(doc: Mapping[str, Any]) -> WordsSpec:
+    """The words layer's settings and rows; every cause needs exactly one row, never strong."""
+    spec = doc.get("model", {})
+    rows = _checked("words.toml", doc.get("row", ()), lambda r: _row(r, Layer.WORDS))
+    by_cause = {sig.cause.value: sig for sig in rows}
+    missing = sorted({c.value for c in Cause} - set(by_cause))
+    if missing or len(by_cause) != len(rows):
+        raise ValueError(f"words.toml: one row per cause is needed (missing: {', '.join(missing) or 'none'})")
+    if any(sig.strength not in (Strength.WEAK, Strength.MODERATE) for sig in rows):
+        raise ValueError("words.toml: a words row is weak or moderate (vocabulary alone is never strong)")
+    try:
+        threshold = float(spec["threshold"])
+        out = WordsSpec(
+            float(spec["alpha"]),
+            threshold,
+            int(spec["min_tokens"]),
+            int(spec["min_excerpts"]),
+            by_cause,
+            str(spec.get("quiet_levels", "")),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"words.toml: [model] needs alpha, threshold, min_tokens, min_excerpts ({exc})") from exc
+    if not 0.5 <= threshold < 1.0 or out.alpha <= 0:
+        raise ValueError("words.toml: threshold must be in [0.5, 1) and alpha above 0")
+    return out
 
 
 @lru_cache(maxsize=1)

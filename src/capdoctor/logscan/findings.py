@@ -18,7 +18,7 @@ from typing import Any
 from capdoctor.logscan.patterns import Patterns
 from capdoctor.logscan.scanner import ScanResult, SigStat
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, Verdict, result_of
-from capdoctor.signatures import by_id
+from capdoctor.signatures import STRENGTH_RANK, Layer, by_id
 
 SCHEMA = "capdoctor/logs-v1"
 FREQUENT = 5
@@ -61,11 +61,13 @@ def _iso(dt: datetime | None) -> str | None:
 
 
 def signature_strength(stat: SigStat, newest: datetime | None, explained: bool) -> Strength:
-    """How much one signature's matches weigh: its row's strength, up for frequency, down for staleness."""
+    """How much one signature's matches weigh: its row's strength, up for frequency, down for staleness.
+    A words-layer reading never goes up: the same vocabulary seen often is still only vocabulary."""
     if explained:
         return Strength.CONTEXT
-    strength = by_id()[stat.signature].strength
-    if stat.count >= FREQUENT:
+    row = by_id()[stat.signature]
+    strength = row.strength
+    if stat.count >= FREQUENT and row.layer is not Layer.WORDS:
         strength = _step(strength, +1)
     if newest is not None and stat.last is not None and newest - stat.last > STALE:
         strength = _step(strength, -1)
@@ -83,10 +85,17 @@ def build_findings(
     stats = sorted(result.stats.values(), key=lambda s: (-s.count, s.signature))
     explained = {e for s in stats for e in by_id()[s.signature].explains}
     newest = max((s.last for s in stats if s.last), default=None)
+    strengths = {s.signature: signature_strength(s, newest, s.signature in explained) for s in stats}
+    rows_speak = any(
+        by_id()[sid].layer is not Layer.WORDS and STRENGTH_RANK[st] >= STRENGTH_RANK[Strength.MODERATE]
+        for sid, st in strengths.items()
+    )
     findings: list[Finding] = []
     for stat in stats:
         sig = by_id()[stat.signature]
-        strength = signature_strength(stat, newest, stat.signature in explained)
+        strength = strengths[stat.signature]
+        if rows_speak and sig.layer is Layer.WORDS:  # the words are the last word: heard where rows are silent
+            strength = Strength.CONTEXT
         when = f", last {_iso(stat.last)}" if stat.last else ""
         model = stat.models.most_common(1)[0][0] if stat.models else None
         status = stat.statuses.most_common(1)[0][0] if stat.statuses else None
