@@ -58,6 +58,12 @@ def test_a_spread_reading_says_nothing() -> None:
     said = m.judge("bad key")
     assert said is not None and said.cause == "account" and said.words == ("key",)
     assert m.judge("nothing known here") is None
+    faint = WordModel(
+        dict.fromkeys(CAUSES, 10), {f"w{i}x": [3, 2, 2, 2, 2, 2] for i in range(30)}, alpha=0.5, threshold=0.8
+    )
+    text = " ".join(f"w{i}x" for i in range(30))
+    assert max(faint.scores(text)[0]) == faint.scores(text)[0][0]  # thirty faint leanings to capacity add up…
+    assert faint.judge(text) is None  # …to no word a reader could check: no reading
 
 
 def test_a_malformed_document_is_refused() -> None:

@@ -36,8 +36,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+|[\u3040-\u30ff\u4e00-\u9fff]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _HEXISH = re.compile(r"[0-9a-f]*\d[0-9a-f]*")
 SHOWN_PULL = 0.5
-"""A token is shown among the deciding words when it is at least e**0.5 (~1.6) times as likely under the cause as
-under any other: "the" and "error" count a little everywhere and explain nothing to a reader."""
+"""A token decides (and is shown) when it is at least e**0.5 (~1.6) times as likely under the cause as under any
+other: "the" and "error" count a little everywhere and explain nothing to a reader."""
 MIN_CHARS = 3
 MAX_CHARS = 24
 
@@ -105,7 +105,8 @@ class WordModel:
         return scores, known
 
     def judge(self, text: str) -> WordVerdict | None:
-        """The cause the words of `text` lean towards, when its posterior reaches the threshold; else None."""
+        """The cause the words of `text` lean towards, when its posterior reaches the threshold and some word
+        leans towards it clearly (`SHOWN_PULL`: the evidence shown is what decided); else None."""
         scores, known = self.scores(text)
         if len(known) < self.min_tokens:
             return None
@@ -121,6 +122,8 @@ class WordModel:
             return lp[best] - max(v for i, v in enumerate(lp) if i != best)
 
         deciding = sorted((t for t in known if pull(t) >= SHOWN_PULL), key=lambda t: (-pull(t), t))[:5]
+        if not deciding:  # many faint leanings add up to nothing a reader could check: no reading
+            return None
         return WordVerdict(CAUSES[best], posterior, tuple(deciding))
 
 
