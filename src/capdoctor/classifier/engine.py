@@ -50,9 +50,9 @@ SCORE_HEADER = 3.0
 SCORE_PHRASE = 2.0
 SCORE_STATUS = 1.0
 SCORE_STATUS_FIT = 0.5
+"""Specificity of what matched inside a row: a machine code beats an exception name, which beats a phrase."""
 WEAK_RANK = 1
 """`STRENGTH_RANK` of a weak row: a text read no more surely than this also hears what its words say."""
-"""Specificity of what matched inside a row: a machine code beats an exception name, which beats a phrase."""
 
 
 @dataclass(frozen=True)
@@ -339,7 +339,6 @@ class Engine:
             rows = set(range(len(self._text_rows)))
             names = set(range(len(self._names)))
             spellings = set(range(len(self.tables.spellings)))
-
         if headers:
             rows.update(self._header_rows)
 
