@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
-TUNING = ("tune", "tune2", "tune3")
+TUNING = ("tune", "tune2", "tune3", "tune4")
 """The sets that may be read while tuning; `holdout` is the other half of the split."""
 HALVES = (*TUNING, "holdout")
 CAUSES = ("capacity", "quota", "account", "network", "hardware", "client")
