@@ -1,7 +1,7 @@
 """The classifier's public face: the one engine that probes, the log scanner, the hardware check and `explain` use.
 
 Contract: `classify(text, status=, headers=, origin=, local=)` returns every matching row, best first, each
-with the layer that decided it (structure → provider → phrase → status; see `capdoctor.classifier.engine`);
+with the layer that decided it (structure → provider → phrase → status → words; see `capdoctor.classifier.engine`);
 `best_match` the first of them; `extract_error` the `{status, code, type, message}` of an error text;
 `rows()` / `by_id()` the rows of every layer; `engine()` the compiled engine itself (the log scanner's
 prefilter literals and candidate evaluation). Everything is compiled lazily on first use and cached, so

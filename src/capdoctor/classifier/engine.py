@@ -7,9 +7,11 @@ recording its layer:
 1. structure: the HTTP status wherever the text states it, and exception, error-type, gRPC and errno names;
 2. provider: documented provider codes and messages;
 3. phrase: phrase families per cause and language;
-4. status: what the status means, as the last word and in context: the words of the earlier layers may
-   name a cause the status is compatible with (a 429 that speaks of overload is capacity), and a local
-   server's 5xx is never the provider's capacity.
+4. status: what the status means, in context: the words of the earlier layers may name a cause the status
+   is compatible with (a 429 that speaks of overload is capacity), and a local server's 5xx is never the
+   provider's capacity;
+5. words: only where nothing, or only something weak, read an error text, the cause its vocabulary leans
+   towards (`words.py`, a naive Bayes model counted from the labelled tuning excerpts).
 
 Every text row and status spelling is reachable only through its prefilter literals: `literals()` lists them
 (lower-case, the log scanner's multi-pattern prefilter compiles exactly these) and
