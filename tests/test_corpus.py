@@ -38,6 +38,7 @@ PINNED = {
     "tune2": {"capacity": 30, "quota": 34, "account": 33, "network": 36, "hardware": 32, "client": 26},
     "tune3": {"capacity": 20, "quota": 31, "account": 23, "network": 24, "hardware": 26, "client": 22},
     "tune4": {"capacity": 17, "quota": 25, "account": 20, "network": 24, "hardware": 21, "client": 24},
+    "tune5": {"capacity": 8, "quota": 18, "account": 11, "network": 11, "hardware": 11, "client": 8},
     "holdout": {"capacity": 20, "quota": 22, "account": 25, "network": 25, "hardware": 20, "client": 13},
 }
 """Decidable items judged right per cause, per set. Raise these when the engine improves; never lower them.
@@ -48,11 +49,13 @@ was scored once after each tuning round: 115 of 146, then 118 of 146 (account 19
 after the third round (no cause changed), then 125 of 146 after the fourth, which added the words layer and
 tuned no row (quota +1, account +3, network +1, hardware +1, client +1), then 125 of 146 again after the fifth
 (tune4, 173 excerpts, scored first by the fourth round's engine: 117 of 133 decidable, capacity 15, quota 24,
-account 18, network 23, hardware 21, client 16; then tuned on, rows and word counts)."""
+account 18, network 23, hardware 21, client 16; then tuned on, rows and word counts). tune5 (102 excerpts, 79
+decidable) was scored once by the fifth round's engine and not tuned on: its pins are that out-of-sample figure,
+67 of 79."""
 
 WRONG_CAPACITY_CEILING = 1
 """Wrong capacity verdicts among decidable items of all sets, at most (lower it when it improves): measured
-1 of 77 after the second tuning round, 1 of 114 after the fifth (the one is held out)."""
+1 of 77 after the second tuning round, 1 of 114 after the fifth, 1 of 122 with tune5 (the one is held out)."""
 
 
 @functools.cache
