@@ -53,6 +53,8 @@ def _from_iso(m: re.Match[str]) -> datetime | None:
         else:
             if fast.tzinfo is None:
                 return fast.replace(tzinfo=timezone.utc)
+            if fast.tzinfo is timezone.utc:  # `Z`: already what is returned
+                return fast
             return fast.astimezone(timezone.utc)
     y, mo, d, h, mi, s, frac, zone = m.group("y", "mo", "d", "h", "mi", "s", "f", "z")  # one call: hot path
     utc = not zone or zone in ("Z", "UTC")
