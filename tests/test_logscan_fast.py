@@ -289,3 +289,35 @@ def test_memo_lookup_by_the_bytes_after_the_timestamp() -> None:
     key, found = memo.lookup(with_id)
     memo.put(key, facts, with_id)
     assert memo.lookup(two + b" request_id=req_99ZZZZZZZZZZZZZZZZZZ") == (key, facts)
+
+
+def test_memo_templates_give_the_key_record_key_gives() -> None:
+    """A record of the shape of one whose key cut out only client addresses is found by that template: the key
+    it returns is always `record_key`'s, whatever the addresses (loopback, any-address and Ollama's port stay in
+    the key, so those records are misses, not wrong hits), and only a record with that key gets the facts."""
+    rng = random.Random(5)
+    memo = RecordMemo()
+    facts = Facts("t", (), (), 0, False)
+    template = b'INFO:     %s - "GET /v1/models HTTP/1.1" 404 Not Found'
+    first = template % b"10.0.47.100:57016"
+    key, found = memo.lookup(first)
+    assert found is None
+    memo.put(key, facts, first)
+    specials = [b"127.0.0.1:5000", b"0.0.0.0:8000", b"10.0.0.1:11434", b"10.10.10.10:1143", b"1.2.3.4"]
+    hits = 0
+    for i in range(3000):
+        if i % 10 == 0:
+            addr = rng.choice(specials)
+        else:
+            addr = b"%d.%d.%d.%d:%d" % (
+                *(rng.choice([rng.randrange(10), rng.randrange(256)]) for _ in range(4)),
+                rng.randrange(65536),
+            )
+        raw = template % addr
+        got_key, got = memo.lookup(raw)
+        assert got_key == record_key(raw), raw
+        assert (got is facts) == (got_key == key), raw
+        hits += got is facts
+    assert hits > 100
+    other = b'INFO:     10.0.47.100:57016 - "GET /v1/models HTTP/1.1" 403 Forbidden!'
+    assert memo.lookup(other) == (record_key(other), None)
