@@ -321,3 +321,26 @@ def test_memo_templates_give_the_key_record_key_gives() -> None:
     assert hits > 100
     other = b'INFO:     10.0.47.100:57016 - "GET /v1/models HTTP/1.1" 403 Forbidden!'
     assert memo.lookup(other) == (record_key(other), None)
+
+
+def test_scan_result_pickles_events_exactly() -> None:
+    """A worker's result crosses to the parent with its events' times as microseconds: what arrives equals what
+    left, UTC, other zones and undated events alike."""
+    import pickle
+    from datetime import timedelta
+
+    from capdoctor.logscan.scanner import Event, ScanResult
+
+    times = [
+        datetime(2026, 11, 30, 10, 0, 0, 123456, tzinfo=timezone.utc),
+        datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc),
+        datetime(2026, 1, 1, 8, 0, tzinfo=timezone(timedelta(hours=8))),
+        None,
+    ]
+    res = ScanResult(
+        events=[Event(ts, "capacity", "x.y", None, False, False, "p", i, i * 10) for i, ts in enumerate(times)]
+    )
+    back = pickle.loads(pickle.dumps(res))
+    assert back.events == res.events
+    assert [type(e) for e in back.events] == [Event] * 4
+    assert [e.ts.tzinfo if e.ts else None for e in back.events] == [e.ts.tzinfo if e.ts else None for e in res.events]

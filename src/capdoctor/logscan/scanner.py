@@ -20,7 +20,7 @@ from bisect import bisect_right
 from collections import Counter, OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -197,6 +197,23 @@ class ScanResult:
     """Per path: absolute offset of the first completed request after the newest error seen while scanning
     (-1: none). Enough to tell whether the log 'went quiet' on its last error."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The pickled form (a worker's result on its way to the parent): each event's UTC time as whole
+        microseconds since the epoch, exactly; pickling a datetime costs twenty times more, and a dense log
+        sends tens of thousands of events."""
+        state = self.__dict__.copy()
+        state["events"] = ([_micros(e[0]) for e in self.events], [e[1:] for e in self.events])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        times, rests = state["events"]
+        epoch, delta, new = _EPOCH, timedelta, tuple.__new__  # `_from_micros` inlined: once per event
+        state["events"] = [
+            new(Event, (epoch + delta(0, 0, t) if t.__class__ is int else t, *rest))
+            for t, rest in zip(times, rests, strict=True)
+        ]
+        self.__dict__.update(state)
+
     def merge(self, other: ScanResult) -> None:
         """Fold a partial result (another process's byte range) into this one."""
         by_path = {f.path: f for f in self.files}
@@ -233,6 +250,20 @@ class ScanOptions:
     engine: str | None = None
     workers: int | None = None
     chunk_bytes: int = src.CHUNK_BYTES
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _micros(ts: datetime | None) -> int | datetime | None:
+    """A UTC time as whole microseconds since the epoch (exact); any other value as it is."""
+    return (ts - _EPOCH) // _MICROSECOND if ts is not None and ts.tzinfo is timezone.utc else ts
+
+
+def _from_micros(value: int | datetime | None) -> datetime | None:
+    """The inverse of `_micros`."""
+    return _EPOCH + timedelta(microseconds=value) if isinstance(value, int) else value
 
 
 def _min_dt(a: datetime | None, b: datetime | None) -> datetime | None:
@@ -391,6 +422,8 @@ _KEY_TS = re.compile(
     rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d\d:\d\d:\d\d"
 )
 _KEY_TS_WITHIN = 48
+_KEY_TS_FIRST = frozenset((b"1", b"2", b"J", b"F", b"M", b"A", b"S", b"O", b"N", b"D"))
+"""The bytes a `_KEY_TS` match starts with (a year, an epoch, a month): no other record starts with one."""
 """The leading timestamp starts this close to the record's start (after a `[`, a level, a JSON key)."""
 _KEY_ID = re.compile(rb"(?<![\w-])(?:[0-9a-fA-F][0-9a-fA-F-]{15,}|(?:req_|chatcmpl-)[A-Za-z0-9]{8,})(?![\w-])")
 _KEY_IP = re.compile(rb"(?<![\d.])(?!127\.|0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}(?::(?!11434\b)\d{1,5})?(?![\d.])")
@@ -544,7 +577,7 @@ class RecordMemo:
         A record that starts with its timestamp is first looked up by the bytes after it: when the rest held
         nothing to leave out, its key is those bytes behind one NUL, and the key need not be computed. A record
         of the shape of one whose key left out only its client addresses is found by that template."""
-        m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN)
+        m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN) if raw[:1] in _KEY_TS_FIRST else None
         rest = raw[m.end() :] if m is not None else None
         if rest is not None:
             facts = self._exact.get(rest)
@@ -810,8 +843,9 @@ class _FileScanner:
             return
         text = text or raw.decode("utf-8", "replace")
         nl = text.find("\n")
-        ts = parse_timestamp(text if nl < 0 else text[:nl], self.opt.now)
-        if ts is not None and self.opt.since is not None and ts < self.opt.since:
+        opt = self.opt
+        ts = parse_timestamp(text if nl < 0 else text[:nl], opt.now)
+        if ts is not None and opt.since is not None and ts < opt.since:
             self.res.too_old += 1
             return
         matches = facts.matches
@@ -853,9 +887,11 @@ class _FileScanner:
             if facts.status:
                 stat.statuses[facts.status] += 1
         self.pending = True
-        self._chunk_record_end = max(self._chunk_record_end, end)
-        if len(self.res.events) < MAX_EVENTS:
-            self.res.events.append(
+        if end > self._chunk_record_end:
+            self._chunk_record_end = end
+        events = self.res.events
+        if len(events) < MAX_EVENTS:
+            events.append(
                 Event(
                     ts,
                     facts.causes[0],
