@@ -344,3 +344,33 @@ def test_scan_result_pickles_events_exactly() -> None:
     assert back.events == res.events
     assert [type(e) for e in back.events] == [Event] * 4
     assert [e.ts.tzinfo if e.ts else None for e in back.events] == [e.ts.tzinfo if e.ts else None for e in res.events]
+
+
+def test_utc_head_shortcut_equals_the_regex() -> None:
+    """The regex-free reading of a line that starts with a UTC time gives what the ISO regex gives, on the
+    common shapes and on random damage to them (when the shortcut declines, the regex path runs)."""
+    from capdoctor.logscan import timestamps as ts
+
+    rng = random.Random(3)
+    shapes = [
+        "2025-11-30T00:00:00.008Z ERROR x",
+        "1999-12-31 23:59:59Z y",
+        "2026-02-29T10:00:00.123456789Z",
+        "2026-01-01T00:00:60Z a",
+        "2025-11-30T00:00:00.0123456789Z",
+    ]
+    used = 0
+    for _ in range(30000):
+        head = list(rng.choice(shapes))
+        for _ in range(rng.randrange(3)):
+            head[rng.randrange(len(head))] = rng.choice("0123456789-T :.Z,+x")
+        text = "".join(head)
+        fast = ts._utc_head(text)
+        if fast is None:
+            continue
+        used += 1
+        m = ts._ISO.search(text, 0, ts._ISO_POSITION_LIMIT)
+        assert m is not None, text
+        slow = ts._from_iso(m)
+        assert slow == fast and slow is not None and slow.tzinfo is fast.tzinfo, text
+    assert used > 1000
