@@ -18,6 +18,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from capdoctor import buildcache
@@ -46,11 +47,14 @@ def _hs_escape(literal: bytes) -> bytes:
 
 
 def _cache_key(hyperscan: Any, literals: Sequence[bytes]) -> bytes:
-    """The build-cache key of a database of `literals`: the literals, how this module compiles them, the
-    library's version and the machine it was built for (a serialised database is only valid there)."""
+    """The build-cache key of a database of `literals`: the literals, this module's source (how it compiles
+    them), the library's version and the machine it was built for (a serialised database is only valid there)."""
     version = str(getattr(hyperscan, "__version__", "")) + "/" + str(getattr(hyperscan, "HS_VERSION", ""))
     machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
-    how = b"block, caseless, every non-alphanumeric byte as \\xHH, ids in order"
+    try:  # how the literals are compiled is this module's code: a change to it is a change of key
+        how = Path(__file__).read_bytes()
+    except OSError:
+        how = b"no source"
     return buildcache.key(how, version.encode(), f"{sys.platform} {machine}".encode(), b"\x00".join(literals))
 
 
