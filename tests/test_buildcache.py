@@ -80,8 +80,7 @@ def test_a_payload_that_is_not_tables_is_a_miss(cache_dir: Path) -> None:
     used."""
     import pickle
 
-    texts = {n: (Path(tables_mod.__file__).parent / n).read_bytes() for n in tables_mod.FILES}
-    key = tables_mod._cache_key(texts)
+    key = tables_mod._cache_key()
     assert key is not None
     buildcache.store("tables", key, pickle.dumps({"not": "tables"}))
     assert tables_mod._unpickle(buildcache.load("tables", key)) is None
@@ -152,3 +151,22 @@ def test_cached_hyperscan_database_finds_the_same_literals(cache_dir: Path, monk
     rebuilt = pf_engine.HyperscanPrefilter(literals)
     assert rebuilt.hits(sample) == want
     assert path.read_bytes() == whole
+
+
+def test_tables_key_covers_every_table_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tables' key reads every `.toml` beside the module, so an edited table or a new one (a layer added
+    later) changes it and the cached tables are not used."""
+    real = tables_mod._cache_key()
+    folder = Path(tables_mod.__file__).parent
+    copy = tmp_path / "classifier"
+    copy.mkdir()
+    for f in folder.glob("*.toml"):
+        (copy / f.name).write_bytes(f.read_bytes())
+    monkeypatch.setattr(tables_mod.resources, "files", lambda _package: copy)
+    assert tables_mod._cache_key() == real
+    (copy / "extra.toml").write_text("[x]\n", encoding="utf-8")
+    assert tables_mod._cache_key() not in (real, None)
+    (copy / "extra.toml").unlink()
+    phrases = copy / "phrases.toml"
+    phrases.write_bytes(phrases.read_bytes() + b"\n")
+    assert tables_mod._cache_key() not in (real, None)

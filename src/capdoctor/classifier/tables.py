@@ -360,17 +360,16 @@ def tables() -> Tables:
     """The packaged tables, loaded once per process on first use.
 
     Parsing the TOML is a visible share of every command's start-up, so the parsed tables are kept in the build
-    cache (`capdoctor.buildcache`), keyed by the tables' bytes, this module's and `model`'s source, capdoctor's
-    and Python's versions: any change to what they are built from rebuilds them. A cache that cannot be read or
-    written only means parsing again.
+    cache (`capdoctor.buildcache`), keyed by the bytes of every table file in the package (whichever `load`
+    reads), this module's and `model`'s source, capdoctor's and Python's versions: any change to what they are
+    built from rebuilds them. A cache that cannot be read or written only means parsing again.
     """
-    texts = {name: resources.files("capdoctor.classifier").joinpath(name).read_bytes() for name in FILES}
-    key = _cache_key(texts)
+    key = _cache_key()
     if key is not None:
         cached = _unpickle(buildcache.load("tables", key))
         if cached is not None:
             return cached
-    data = load({name: raw.decode("utf-8") for name, raw in texts.items()})
+    data = load()
     if key is not None:
         import pickle
 
@@ -378,15 +377,18 @@ def tables() -> Tables:
     return data
 
 
-def _cache_key(texts: Mapping[str, bytes]) -> bytes | None:
-    """The build-cache key of tables parsed from `texts` (None when this module's source cannot be read)."""
+def _cache_key() -> bytes | None:
+    """The build-cache key of the packaged tables (None when a source file cannot be read)."""
     from capdoctor import __version__, model
 
     try:
+        folder = resources.files("capdoctor.classifier")
+        files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
+        parts = [part for f in files for part in (f.name.encode("utf-8"), f.read_bytes())]
         code = [Path(__file__).read_bytes(), Path(model.__file__).read_bytes()]
     except (OSError, TypeError):
         return None
-    return buildcache.key(b"tables", __version__.encode(), sys.version.encode(), *code, *texts.values())
+    return buildcache.key(b"tables", __version__.encode(), sys.version.encode(), *code, *parts)
 
 
 class _TablesUnpickler(pickle.Unpickler):
