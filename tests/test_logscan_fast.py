@@ -289,3 +289,88 @@ def test_memo_lookup_by_the_bytes_after_the_timestamp() -> None:
     key, found = memo.lookup(with_id)
     memo.put(key, facts, with_id)
     assert memo.lookup(two + b" request_id=req_99ZZZZZZZZZZZZZZZZZZ") == (key, facts)
+
+
+def test_memo_templates_give_the_key_record_key_gives() -> None:
+    """A record of the shape of one whose key cut out only client addresses is found by that template: the key
+    it returns is always `record_key`'s, whatever the addresses (loopback, any-address and Ollama's port stay in
+    the key, so those records are misses, not wrong hits), and only a record with that key gets the facts."""
+    rng = random.Random(5)
+    memo = RecordMemo()
+    facts = Facts("t", (), (), 0, False)
+    template = b'INFO:     %s - "GET /v1/models HTTP/1.1" 404 Not Found'
+    first = template % b"10.0.47.100:57016"
+    key, found = memo.lookup(first)
+    assert found is None
+    memo.put(key, facts, first)
+    specials = [b"127.0.0.1:5000", b"0.0.0.0:8000", b"10.0.0.1:11434", b"10.10.10.10:1143", b"1.2.3.4"]
+    hits = 0
+    for i in range(3000):
+        if i % 10 == 0:
+            addr = rng.choice(specials)
+        else:
+            addr = b"%d.%d.%d.%d:%d" % (
+                *(rng.choice([rng.randrange(10), rng.randrange(256)]) for _ in range(4)),
+                rng.randrange(65536),
+            )
+        raw = template % addr
+        got_key, got = memo.lookup(raw)
+        assert got_key == record_key(raw), raw
+        assert (got is facts) == (got_key == key), raw
+        hits += got is facts
+    assert hits > 100
+    other = b'INFO:     10.0.47.100:57016 - "GET /v1/models HTTP/1.1" 403 Forbidden!'
+    assert memo.lookup(other) == (record_key(other), None)
+
+
+def test_scan_result_pickles_events_exactly() -> None:
+    """A worker's result crosses to the parent with its events' times as microseconds: what arrives equals what
+    left, UTC, other zones and undated events alike."""
+    import pickle
+    from datetime import timedelta
+
+    from capdoctor.logscan.scanner import Event, ScanResult
+
+    times = [
+        datetime(2026, 11, 30, 10, 0, 0, 123456, tzinfo=timezone.utc),
+        datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc),
+        datetime(2026, 1, 1, 8, 0, tzinfo=timezone(timedelta(hours=8))),
+        None,
+    ]
+    res = ScanResult(
+        events=[Event(ts, "capacity", "x.y", None, False, False, "p", i, i * 10) for i, ts in enumerate(times)]
+    )
+    back = pickle.loads(pickle.dumps(res))
+    assert back.events == res.events
+    assert [type(e) for e in back.events] == [Event] * 4
+    assert [e.ts.tzinfo if e.ts else None for e in back.events] == [e.ts.tzinfo if e.ts else None for e in res.events]
+
+
+def test_utc_head_shortcut_equals_the_regex() -> None:
+    """The regex-free reading of a line that starts with a UTC time gives what the ISO regex gives, on the
+    common shapes and on random damage to them (when the shortcut declines, the regex path runs)."""
+    from capdoctor.logscan import timestamps as ts
+
+    rng = random.Random(3)
+    shapes = [
+        "2025-11-30T00:00:00.008Z ERROR x",
+        "1999-12-31 23:59:59Z y",
+        "2026-02-29T10:00:00.123456789Z",
+        "2026-01-01T00:00:60Z a",
+        "2025-11-30T00:00:00.0123456789Z",
+    ]
+    used = 0
+    for _ in range(30000):
+        head = list(rng.choice(shapes))
+        for _ in range(rng.randrange(3)):
+            head[rng.randrange(len(head))] = rng.choice("0123456789-T :.Z,+x")
+        text = "".join(head)
+        fast = ts._utc_head(text)
+        if fast is None:
+            continue
+        used += 1
+        m = ts._ISO.search(text, 0, ts._ISO_POSITION_LIMIT)
+        assert m is not None, text
+        slow = ts._from_iso(m)
+        assert slow == fast and slow is not None and slow.tzinfo is fast.tzinfo, text
+    assert used > 1000

@@ -193,16 +193,14 @@ class Engine:
         """Rows are compiled on first use (`_row`): a log with a handful of error kinds, or a process that
         classifies one probe reply, compiles only the rows its texts can trigger, not all ~180."""
         self._header_rows = tuple(i for i, r in enumerate(self._text_rows) if r.headers)
-        self._names = tuple((n, token_pattern(n.names)) for n in data.status_names)
+        self._names = data.status_names
+        self._name_res: list[re.Pattern[str] | bool | None] = [False] * len(self._names)
+        """Like the rows, the status-name patterns, the local hints and the outcome texts are compiled on first
+        use (`_name_re`, `_is_local`, `_outcome_re`): compiling them all was a visible share of start-up."""
         self.reader = StatusReader(data.spellings, data.error_words, data.access_line)
-        self._local = re.compile(ascii_words(data.local_hints), re.IGNORECASE) if data.local_hints else None
+        self._local: re.Pattern[str] | bool | None = False
         self._rules: dict[int, StatusRule] = {s: rule for rule in data.rules for s in rule.statuses}
-        self._outcome_text = {
-            o.text: re.compile(ascii_words(o.text), re.IGNORECASE)
-            for rule in data.rules
-            for o in rule.outcomes
-            if o.text
-        }
+        self._outcome_text: dict[str, re.Pattern[str]] = {}
 
         # The literal table: each literal -> the units (text rows, status names, spellings) it can trigger.
         units: dict[str, list[tuple[str, int]]] = {}
@@ -237,6 +235,27 @@ class Engine:
         if c is None:
             c = self._compiled[i] = _compile(self._text_rows[i])
         return c
+
+    def _name_re(self, i: int) -> re.Pattern[str] | None:
+        """Status name `i`'s token pattern (compiled once, on first use)."""
+        rx = self._name_res[i]
+        if rx is False:
+            rx = self._name_res[i] = token_pattern(self._names[i].names)
+        return rx if isinstance(rx, re.Pattern) else None
+
+    def _is_local(self, text: str) -> bool:
+        """Whether `text` names a local server (the tables' local hints; compiled on first use)."""
+        if self._local is False:
+            hints = self.tables.local_hints
+            self._local = re.compile(ascii_words(hints), re.IGNORECASE) if hints else None
+        return isinstance(self._local, re.Pattern) and self._local.search(text) is not None
+
+    def _outcome_re(self, text: str) -> re.Pattern[str]:
+        """An outcome's `text` condition compiled (once, on first use)."""
+        rx = self._outcome_text.get(text)
+        if rx is None:
+            rx = self._outcome_text[text] = re.compile(ascii_words(text), re.IGNORECASE)
+        return rx
 
     @property
     def _finder(self) -> re.Pattern[str]:
@@ -351,7 +370,7 @@ class Engine:
             if m is not None:
                 found.append(m)
         if hit is not None:
-            is_local = local if local is not None else bool(self._local and self._local.search(text))
+            is_local = local if local is not None else self._is_local(text)
             sm = self._status_match(hit, text, found, is_local, status is not None)
             if sm is not None:
                 found.append(sm)
@@ -406,9 +425,10 @@ class Engine:
         if hit is not None:
             return hit
         for i in sorted(names):
-            name, rx = self._names[i]
+            rx = self._name_re(i)
             m = rx.search(text) if rx is not None else None
             if m is not None:
+                name = self._names[i]
                 return StatusHit(name.status, f"name:{name.id}", m.start(), m.end())
         return None
 
@@ -428,7 +448,7 @@ class Engine:
 
         def fits(o: Outcome) -> bool:
             return (o.local is None or o.local == local) and (
-                o.text is None or self._outcome_text[o.text].search(text) is not None
+                o.text is None or self._outcome_re(o.text).search(text) is not None
             )
 
         backing = [o for o in rule.outcomes if o.words and o.row.cause in words and fits(o)]

@@ -59,8 +59,11 @@ class StatusReader:
         self._flags = flags
         self._res: list[re.Pattern[str] | None] = [None] * len(self.spellings)
         """Compiled on first use (`_spelling`): a process reads the few spellings its texts hold."""
-        self._error_words = re.compile(ascii_words(error_words), flags) if error_words else None
-        self._access_line = re.compile(ascii_words(access_line), re.IGNORECASE) if access_line else None
+        self._error_words_text = error_words
+        self._access_line_text = access_line
+        self._error_words: re.Pattern[str] | bool | None = False
+        self._access_line: re.Pattern[str] | bool | None = False
+        """The two context patterns, compiled on first use (`_has_error_word`, `_after_request`)."""
 
     def read(self, text: str, ids: Collection[int] | None = None) -> StatusHit | None:
         """The first error status stated in `text` by the spellings `ids` (all when None), else None.
@@ -79,7 +82,7 @@ class StatusReader:
                     continue
                 if sp.needs_error_word:
                     if error_word is None:
-                        error_word = bool(self._error_words and self._error_words.search(text))
+                        error_word = self._has_error_word(text)
                     if not error_word:
                         break
                 return StatusHit(int(m.group("s")), sp.id, m.start(), m.end())
@@ -97,10 +100,22 @@ class StatusReader:
             rx = self._res[i] = re.compile(pattern, self._flags)
         return rx
 
+    def _has_error_word(self, text: str) -> bool:
+        """Whether `text` holds one of the tables' error words."""
+        if self._error_words is False:
+            words = self._error_words_text
+            self._error_words = re.compile(ascii_words(words), self._flags) if words else None
+        return isinstance(self._error_words, re.Pattern) and self._error_words.search(text) is not None
+
     def _after_request(self, text: str, pos: int) -> bool:
         """True when the status at `pos` follows an access log's request line (`"GET /x HTTP/1.1" 404 …`)."""
+        if self._access_line is False:
+            line = self._access_line_text
+            self._access_line = re.compile(ascii_words(line), re.IGNORECASE) if line else None
+        if not isinstance(self._access_line, re.Pattern):
+            return False
         line_start = text.rfind("\n", 0, pos) + 1
-        return bool(self._access_line and self._access_line.search(text, line_start, pos))
+        return self._access_line.search(text, line_start, pos) is not None
 
 
 # ------------------------------------------------------------------------------------------ error fields

@@ -4,13 +4,16 @@ Contract: `load()` parses `structure.toml` (exception, error-type, gRPC and errn
 (documented provider codes and messages), `phrases.toml` (phrase families per cause, one row per language)
 and `statuses.toml` (where texts put an HTTP status, and what a status means in context) into frozen
 dataclasses, validates them (a bad row is a ValueError naming it) and returns one `Tables`. `tables()` is the
-cached instance. Nothing here compiles a pattern or classifies: that is `engine.py`. No I/O but reading the
-packaged files; nothing heavy is imported.
+cached instance, kept between runs in the build cache (`capdoctor.buildcache`). Nothing here compiles a
+pattern or classifies: that is `engine.py`. No I/O but reading the packaged files and that cache; nothing heavy
+is imported.
 """
 
 from __future__ import annotations
 
+import io
 import itertools
+import pickle
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,8 +21,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+from capdoctor import buildcache
 from capdoctor.model import Cause, Strength
 
 if sys.version_info >= (3, 11):
@@ -400,5 +405,57 @@ def _words(doc: Mapping[str, Any]) -> WordsSpec:
 
 @lru_cache(maxsize=1)
 def tables() -> Tables:
-    """The packaged tables, loaded once per process on first use."""
-    return load()
+    """The packaged tables, loaded once per process on first use.
+
+    Parsing the TOML is a visible share of every command's start-up, so the parsed tables are kept in the build
+    cache (`capdoctor.buildcache`), keyed by the bytes of every table file in the package (whichever `load`
+    reads), this module's and `model`'s source, capdoctor's and Python's versions: any change to what they are
+    built from rebuilds them. A cache that cannot be read or written only means parsing again.
+    """
+    key = _cache_key()
+    if key is not None:
+        cached = _unpickle(buildcache.load("tables", key))
+        if cached is not None:
+            return cached
+    data = load()
+    if key is not None:
+        import pickle
+
+        buildcache.store("tables", key, pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
+    return data
+
+
+def _cache_key() -> bytes | None:
+    """The build-cache key of the packaged tables (None when a source file cannot be read)."""
+    from capdoctor import __version__, model
+
+    try:
+        folder = resources.files("capdoctor.classifier")
+        files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
+        parts = [part for f in files for part in (f.name.encode("utf-8"), f.read_bytes())]
+        code = [Path(__file__).read_bytes(), Path(model.__file__).read_bytes()]
+    except (OSError, TypeError):
+        return None
+    return buildcache.key(b"tables", __version__.encode(), sys.version.encode(), *code, *parts)
+
+
+class _TablesUnpickler(pickle.Unpickler):
+    """Unpickles only the classes `Tables` is made of (the cache file is data, never code to run)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module in ("capdoctor.classifier.tables", "capdoctor.model", "copyreg") or (
+            module == "builtins" and name in ("tuple", "dict", "list", "frozenset", "set")
+        ):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of the tables")
+
+
+def _unpickle(payload: bytes | None) -> Tables | None:
+    """The `Tables` in a cached payload, or None when there is none or it does not unpickle to one."""
+    if payload is None:
+        return None
+    try:
+        data = _TablesUnpickler(io.BytesIO(payload)).load()
+    except Exception:  # a damaged or foreign payload is a miss, whatever it raises
+        return None
+    return data if isinstance(data, Tables) else None

@@ -6,14 +6,22 @@ so every occurrence is reported) when the module imports, else a pure-Python fal
 pass, then one trie-shaped regex of the escaped literals (the classification engine's trie
 builder). Only candidate lines found here are decoded
 and confirmed by the signature regexes; this module never decodes text or classifies anything.
-Heavy imports (hyperscan) happen inside `build_prefilter`, never at import time.
+Heavy imports (hyperscan) happen inside `build_prefilter`, never at import time. The compiled hyperscan
+database is kept between runs in the build cache (`capdoctor.buildcache`), keyed by the literals, the library's
+version and the machine; a cached database that does not load or scan is compiled again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
+
+from capdoctor import buildcache
 
 
 class Prefilter(Protocol):
@@ -38,6 +46,38 @@ def _hs_escape(literal: bytes) -> bytes:
     )
 
 
+def _cache_key(hyperscan: Any, literals: Sequence[bytes]) -> bytes:
+    """The build-cache key of a database of `literals`: the literals, this module's source (how it compiles
+    them), the library's version and the machine it was built for (a serialised database is only valid there)."""
+    version = str(getattr(hyperscan, "__version__", "")) + "/" + str(getattr(hyperscan, "HS_VERSION", ""))
+    machine = os.uname().machine if hasattr(os, "uname") else os.environ.get("PROCESSOR_ARCHITECTURE", "")
+    try:  # how the literals are compiled is this module's code: a change to it is a change of key
+        how = Path(__file__).read_bytes()
+    except OSError:
+        how = b"no source"
+    return buildcache.key(how, version.encode(), f"{sys.platform} {machine}".encode(), b"\x00".join(literals))
+
+
+def _cached_database(hyperscan: Any, key: bytes, literals: Sequence[bytes]) -> Any:
+    """The compiled database of `literals` from the build cache, or None. It must load and find the first
+    literal in a trial scan (a database made for another CPU or library build fails one or the other): anything
+    else is a miss, and the caller compiles."""
+    payload = buildcache.load("prefilter-hyperscan", key)
+    if payload is None or not literals:
+        return None
+    try:
+        db = hyperscan.loadb(payload, hyperscan.HS_MODE_BLOCK)
+        found: list[int] = []
+
+        def _on_match(lit: int, _start: int, _end: int, _flags: int, _ctx: object) -> None:
+            found.append(lit)
+
+        db.scan(literals[0], match_event_handler=_on_match, scratch=hyperscan.Scratch(db))
+    except Exception:  # whatever a damaged or foreign database raises: compile instead
+        return None
+    return db if 0 in found else None
+
+
 class HyperscanPrefilter:
     """Hyperscan block-mode database of all literals (caseless), reporting every match end offset."""
 
@@ -47,16 +87,21 @@ class HyperscanPrefilter:
         import hyperscan
 
         self._hs: Any = hyperscan
-        self._db: Any = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        exprs = [_hs_escape(lit) for lit in literals]
-        self._db.compile(
-            expressions=exprs,
-            ids=list(range(len(exprs))),
-            elements=len(exprs),
-            flags=[hyperscan.HS_FLAG_CASELESS] * len(exprs),
-        )
+        self._n = max(1, len(literals))
+        key = _cache_key(hyperscan, literals)
+        self._db: Any = _cached_database(hyperscan, key, literals)
+        if self._db is None:
+            exprs = [_hs_escape(lit) for lit in literals]
+            self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            self._db.compile(
+                expressions=exprs,
+                ids=list(range(len(exprs))),
+                elements=len(exprs),
+                flags=[hyperscan.HS_FLAG_CASELESS] * len(exprs),
+            )
+            with contextlib.suppress(Exception):  # a database that does not serialise is only not cached
+                buildcache.store("prefilter-hyperscan", key, hyperscan.dumpb(self._db))
         self._scratch: Any = hyperscan.Scratch(self._db)
-        self._n = max(1, len(exprs))
 
     def hits(self, buf: bytes | memoryview) -> tuple[list[int], list[int] | None]:
         """Every match end offset in `buf`, ascending, with the literal id (the index in `literals`) of each:

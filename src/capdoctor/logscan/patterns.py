@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import date, timedelta
 
 from capdoctor.logscan.scanner import Event
 
@@ -73,10 +73,13 @@ def analyse(events: Sequence[Event]) -> Patterns:
     models: Counter[str] = Counter()
     dated = sorted((e for e in events if e.ts is not None), key=lambda e: e.ts)  # type: ignore[arg-type,return-value]
     out.dated, out.undated = len(dated), len(events) - len(dated)
-    for e in dated:
+    dates: Counter[date] = Counter()
+    for e in dated:  # one pass per event in a dense log: the day is formatted once per distinct day, below
         assert e.ts is not None
         hours[e.ts.hour] += 1
-        days[e.ts.date().isoformat()] += 1
+        dates[e.ts.date()] += 1
+    for day, n in dates.items():
+        days[day.isoformat()] += n
     for e in events:
         if e.model and e.cause in MODEL_CAUSES:
             models[e.model] += 1
