@@ -90,7 +90,7 @@ class StatusReader:
 
     def has_error_word(self, text: str) -> bool:
         """Whether `text` carries an error word (`error_words`: "error", "failed", "invalid", "错误"…)."""
-        return bool(self._error_words and self._error_words.search(text[:MAX_READ]))
+        return self._has_error_word(text[:MAX_READ])
 
     def _spelling(self, i: int) -> re.Pattern[str]:
         """Spelling `i` compiled (once)."""
