@@ -104,10 +104,12 @@ def test_wording_no_row_knows_is_read_by_its_words(text: str, cause: str) -> Non
         "    at isRateLimitError (retry.js:12:7)",
         'INFO:     10.0.0.1:5000 - "GET /v1/models HTTP/1.1" 404 Not Found',
         '{"level":"debug","msg":"tool schema properties validated for the client"}',
+        '{"type":"agent_message","message":"Edited src/app/module_11434.py: renamed helper, updated 7001 call sites"}',
     ],
 )
 def test_chatter_is_not_read_as_an_error(text: str) -> None:
-    """A record logged at INFO/DEBUG, a stack frame or an access line is no error, whatever its words."""
+    """A record logged at INFO/DEBUG, a stack frame, an access line or a line whose only literal is a number
+    (Ollama's port inside a file name) is no error, whatever its words."""
     assert classify(text, origin="log") == []
     assert not scan_bytes(text.encode()).stats
 
@@ -129,3 +131,17 @@ def test_in_a_log_the_rows_outrank_the_words_of_other_records() -> None:
     assert expl.verdict.cause == "network"
     words = [e for e in expl.evidence if e.layer == "words"]
     assert words and all(e.strength == "context" for e in words)
+
+
+def test_error_marks_are_what_error_words_miss() -> None:
+    """Exception class names, failure negations and shortages mark an error (`words.toml` error_marks), so a
+    record with none of the status layer's error words can still be read; ordinary prose is not marked."""
+    from capdoctor.signatures import engine
+
+    marked = engine()._error_marked  # the gate's own predicate, tested alone
+    for text in ("TypeError: terminated", "ServiceUnavailableException", "the model does not exist", "余额不足"):
+        assert marked(text), text
+    for text in ("Edited module_11434.py", "renamed helper and updated call sites", "ErrorBoundary rendered"):
+        assert not marked(text), text
+    found = classify("insufficient_user_quota: the user quota is not enough for this call", origin="log")
+    assert [m.signature.cause.value for m in found] == ["quota"] and found[0].layer is Layer.WORDS

@@ -228,6 +228,8 @@ class Engine:
         self._finder_re: re.Pattern[str] | None = None
         quiet = data.words.quiet_levels if data.words is not None else ""
         self._quiet = re.compile(quiet) if quiet else None
+        marks = data.words.error_marks if data.words is not None else ""
+        self._marks = re.compile(marks) if marks else None
 
     def _row(self, i: int) -> _Row:
         """Text row `i` compiled (once, on first use)."""
@@ -377,21 +379,33 @@ class Engine:
         if all(STRENGTH_RANK[m.signature.strength] <= WEAK_RANK for m in found) and (
             present := ids if gated else self.literal_ids(text)
         ):
-            wm = self._words_match(text, self._rows_of(present), hit is not None)
+            wm = self._words_match(text, self._rows_of(present, worded=True), hit is not None)
             if wm is not None:
                 found.append(wm)
         found.sort(key=self._rank)
         return found, hit
 
-    def _rows_of(self, ids: Collection[int]) -> set[int]:
-        """The text rows the literal ids `ids` can trigger."""
-        return {i for lit in ids for kind, i in self._units[lit] if kind == "row"}
+    def _rows_of(self, ids: Collection[int], *, worded: bool = False) -> set[int]:
+        """The text rows the literal ids `ids` can trigger; `worded`: only through literals with a letter in
+        them (a number alone, such as Ollama's port 11434 inside `module_11434.py`, says nothing of an error)."""
+        return {
+            i
+            for lit in ids
+            if not worded or any(ch.isalpha() for ch in self._literals[lit])
+            for kind, i in self._units[lit]
+            if kind == "row"
+        }
+
+    def _error_marked(self, text: str) -> bool:
+        """Whether `text` carries an error mark (`words.toml` error_marks: an exception class name…)."""
+        return self._marks is not None and self._marks.search(text) is not None
 
     def _words_match(self, text: str, triggered: Collection[int], status_read: bool) -> Match | None:
         """The words layer, as the last word on a candidate text that nothing else explained, or explained
         only weakly (a bare 400, a remote 5xx): only for an error (a status in an error position, a row's
-        literal, or an error word such as "failed", "invalid", "错误": an access line with a 404 is traffic)
-        whose triggered rows did not veto it (`unless`: a row's words in a context its author knew to be no
+        literal with a letter in it, an error word such as "failed", "invalid", "错误", or an error mark such
+        as an exception class name or "does not exist"; an access line with a 404 is traffic) whose triggered
+        rows did not veto it (`unless`: a row's words in a context its author knew to be no
         error), and only when the words lean clearly to one cause (`words.WordModel`). Beside a weak reading,
         the words back it when they agree and contest it when they don't."""
         spec = self.tables.words
@@ -399,7 +413,7 @@ class Engine:
             return None
         if self._quiet is not None and self._quiet.search(text, 0, text.find("\n") % (len(text) + 1)):
             return None  # a record logged at INFO or DEBUG, or a stack frame: the program's chatter, not its error
-        if not (status_read or triggered or self.reader.has_error_word(text)):
+        if not (status_read or triggered or self.reader.has_error_word(text) or self._error_marked(text)):
             return None
         if any((c := self._row(i)).unless_re is not None and c.unless_re.search(text) for i in triggered):
             return None

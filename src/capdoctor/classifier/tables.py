@@ -162,6 +162,8 @@ class WordsSpec:
     """The row a words-only finding reports, by cause value."""
     quiet_levels: str = ""
     """A regex for the log levels of chatter (INFO, DEBUG): a record whose first line has one is no error."""
+    error_marks: str = ""
+    """A regex for what marks an error beside the status layer's error words (exception class names…)."""
 
 
 @dataclass(frozen=True)
@@ -395,6 +397,7 @@ def _words(doc: Mapping[str, Any]) -> WordsSpec:
             int(spec["min_excerpts"]),
             by_cause,
             str(spec.get("quiet_levels", "")),
+            str(spec.get("error_marks", "")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"words.toml: [model] needs alpha, threshold, min_tokens, min_excerpts ({exc})") from exc
