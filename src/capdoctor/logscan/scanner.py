@@ -422,9 +422,9 @@ _KEY_TS = re.compile(
     rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d\d:\d\d:\d\d"
 )
 _KEY_TS_WITHIN = 48
+"""The leading timestamp starts this close to the record's start (after a `[`, a level, a JSON key)."""
 _KEY_TS_FIRST = frozenset((b"1", b"2", b"J", b"F", b"M", b"A", b"S", b"O", b"N", b"D"))
 """The bytes a `_KEY_TS` match starts with (a year, an epoch, a month): no other record starts with one."""
-"""The leading timestamp starts this close to the record's start (after a `[`, a level, a JSON key)."""
 _KEY_ID = re.compile(rb"(?<![\w-])(?:[0-9a-fA-F][0-9a-fA-F-]{15,}|(?:req_|chatcmpl-)[A-Za-z0-9]{8,})(?![\w-])")
 _KEY_IP = re.compile(rb"(?<![\d.])(?!127\.|0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}(?::(?!11434\b)\d{1,5})?(?![\d.])")
 """What differs between repeats of one error in an incident log: the leading timestamp, request, trace
