@@ -29,7 +29,7 @@ import binascii
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
@@ -226,10 +226,6 @@ class Engine:
         )
         self._index = index
         self._finder_re: re.Pattern[str] | None = None
-        quiet = data.words.quiet_levels if data.words is not None else ""
-        self._quiet = re.compile(quiet) if quiet else None
-        marks = data.words.error_marks if data.words is not None else ""
-        self._marks = re.compile(marks) if marks else None
 
     def _row(self, i: int) -> _Row:
         """Text row `i` compiled (once, on first use)."""
@@ -258,6 +254,14 @@ class Engine:
         if rx is None:
             rx = self._outcome_text[text] = re.compile(ascii_words(text), re.IGNORECASE)
         return rx
+
+    @cached_property
+    def _words_gate(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+        """The words layer's chatter and error-mark patterns (`words.toml`), compiled on first use: most
+        processes never reach the words layer."""
+        spec = self.tables.words
+        quiet, marks = (spec.quiet_levels, spec.error_marks) if spec is not None else ("", "")
+        return (re.compile(quiet) if quiet else None, re.compile(marks) if marks else None)
 
     @property
     def _finder(self) -> re.Pattern[str]:
@@ -379,26 +383,27 @@ class Engine:
         if all(STRENGTH_RANK[m.signature.strength] <= WEAK_RANK for m in found) and (
             present := ids if gated else self.literal_ids(text)
         ):
-            wm = self._words_match(text, self._rows_of(present, worded=True), hit is not None)
+            wm = self._words_match(text, self._worded_rows(present), hit is not None)
             if wm is not None:
                 found.append(wm)
         found.sort(key=self._rank)
         return found, hit
 
-    def _rows_of(self, ids: Collection[int], *, worded: bool = False) -> set[int]:
-        """The text rows the literal ids `ids` can trigger; `worded`: only through literals with a letter in
-        them (a number alone, such as Ollama's port 11434 inside `module_11434.py`, says nothing of an error)."""
+    def _worded_rows(self, ids: Collection[int]) -> set[int]:
+        """The text rows the literal ids `ids` can trigger through a literal with a letter in it (a number
+        alone, such as Ollama's port 11434 inside `module_11434.py`, says nothing of an error)."""
         return {
             i
             for lit in ids
-            if not worded or any(ch.isalpha() for ch in self._literals[lit])
+            if any(ch.isalpha() for ch in self._literals[lit])
             for kind, i in self._units[lit]
             if kind == "row"
         }
 
     def _error_marked(self, text: str) -> bool:
         """Whether `text` carries an error mark (`words.toml` error_marks: an exception class name…)."""
-        return self._marks is not None and self._marks.search(text) is not None
+        marks = self._words_gate[1]
+        return marks is not None and marks.search(text) is not None
 
     def _words_match(self, text: str, triggered: Collection[int], status_read: bool) -> Match | None:
         """The words layer, as the last word on a candidate text that nothing else explained, or explained
@@ -411,7 +416,9 @@ class Engine:
         spec = self.tables.words
         if spec is None:
             return None
-        if self._quiet is not None and self._quiet.search(text, 0, text.find("\n") % (len(text) + 1)):
+        quiet = self._words_gate[0]
+        first_line_end = text.find("\n")
+        if quiet is not None and quiet.search(text, 0, len(text) if first_line_end < 0 else first_line_end):
             return None  # a record logged at INFO or DEBUG, or a stack frame: the program's chatter, not its error
         if not (status_read or triggered or self.reader.has_error_word(text) or self._error_marked(text)):
             return None

@@ -63,7 +63,7 @@ class StatusReader:
         self._access_line_text = access_line
         self._error_words: re.Pattern[str] | bool | None = False
         self._access_line: re.Pattern[str] | bool | None = False
-        """The two context patterns, compiled on first use (`_has_error_word`, `_after_request`)."""
+        """The two context patterns, compiled on first use (`has_error_word`, `_after_request`)."""
 
     def read(self, text: str, ids: Collection[int] | None = None) -> StatusHit | None:
         """The first error status stated in `text` by the spellings `ids` (all when None), else None.
@@ -82,15 +82,11 @@ class StatusReader:
                     continue
                 if sp.needs_error_word:
                     if error_word is None:
-                        error_word = self._has_error_word(text)
+                        error_word = self.has_error_word(text)
                     if not error_word:
                         break
                 return StatusHit(int(m.group("s")), sp.id, m.start(), m.end())
         return None
-
-    def has_error_word(self, text: str) -> bool:
-        """Whether `text` carries an error word (`error_words`: "error", "failed", "invalid", "错误"…)."""
-        return self._has_error_word(text[:MAX_READ])
 
     def _spelling(self, i: int) -> re.Pattern[str]:
         """Spelling `i` compiled (once)."""
@@ -100,12 +96,13 @@ class StatusReader:
             rx = self._res[i] = re.compile(pattern, self._flags)
         return rx
 
-    def _has_error_word(self, text: str) -> bool:
-        """Whether `text` holds one of the tables' error words."""
+    def has_error_word(self, text: str) -> bool:
+        """Whether `text` (its first MAX_READ characters) carries one of the tables' error words ("error",
+        "failed", "invalid", "错误"…)."""
         if self._error_words is False:
             words = self._error_words_text
             self._error_words = re.compile(ascii_words(words), self._flags) if words else None
-        return isinstance(self._error_words, re.Pattern) and self._error_words.search(text) is not None
+        return isinstance(self._error_words, re.Pattern) and self._error_words.search(text, 0, MAX_READ) is not None
 
     def _after_request(self, text: str, pos: int) -> bool:
         """True when the status at `pos` follows an access log's request line (`"GET /x HTTP/1.1" 404 …`)."""

@@ -207,7 +207,7 @@ class ScanResult:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         times, rests = state["events"]
-        epoch, delta, new = _EPOCH, timedelta, tuple.__new__  # `_from_micros` inlined: once per event
+        epoch, delta, new = _EPOCH, timedelta, tuple.__new__  # `_micros` undone, inline: once per event
         state["events"] = [
             new(Event, (epoch + delta(0, 0, t) if t.__class__ is int else t, *rest))
             for t, rest in zip(times, rests, strict=True)
@@ -259,11 +259,6 @@ _MICROSECOND = timedelta(microseconds=1)
 def _micros(ts: datetime | None) -> int | datetime | None:
     """A UTC time as whole microseconds since the epoch (exact); any other value as it is."""
     return (ts - _EPOCH) // _MICROSECOND if ts is not None and ts.tzinfo is timezone.utc else ts
-
-
-def _from_micros(value: int | datetime | None) -> datetime | None:
-    """The inverse of `_micros`."""
-    return _EPOCH + timedelta(microseconds=value) if isinstance(value, int) else value
 
 
 def _min_dt(a: datetime | None, b: datetime | None) -> datetime | None:

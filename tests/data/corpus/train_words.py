@@ -75,13 +75,14 @@ def render(doc: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     """Write words.json, or with `--check` compare it with what the training files give."""
-    text = render(document())
+    doc = document()
+    text = render(doc)
     if "--check" in argv:
         same = OUT.read_text("utf-8") == text
         print("words.json matches the training files" if same else "words.json differs: run train_words.py")
         return 0 if same else 1
     OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT.relative_to(ROOT)}: {len(document()['counts'])} tokens")
+    print(f"wrote {OUT.relative_to(ROOT)}: {len(doc['counts'])} tokens")
     return 0
 
 
