@@ -11,24 +11,17 @@ must reach the same cause as `explain` on every text of every set.
 from __future__ import annotations
 
 import functools
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.scripts import load_script
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("corpus_score", ROOT / "bench" / "corpus_score.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_score"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench/corpus_score.py")
 
 
 cs = _bench()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -14,16 +12,11 @@ from capdoctor.classifier.words import CAUSES, WordModel, from_document, model, 
 from capdoctor.explain import explain, to_json
 from capdoctor.logscan.scanner import scan_bytes
 from capdoctor.signatures import classify
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.scripts import load_script
 
 
 def _trainer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("train_words", ROOT / "tests" / "data" / "corpus" / "train_words.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("tests/data/corpus/train_words.py")
 
 
 def test_the_packaged_counts_are_what_the_tuning_sets_give() -> None:
