@@ -30,8 +30,9 @@ PINNED = {
     "tune": {"capacity": 26, "quota": 28, "account": 26, "network": 29, "hardware": 22, "client": 20},
     "tune2": {"capacity": 30, "quota": 34, "account": 33, "network": 36, "hardware": 32, "client": 26},
     "tune3": {"capacity": 20, "quota": 31, "account": 23, "network": 24, "hardware": 26, "client": 22},
-    "tune4": {"capacity": 17, "quota": 25, "account": 20, "network": 24, "hardware": 21, "client": 24},
-    "tune5": {"capacity": 8, "quota": 18, "account": 11, "network": 11, "hardware": 11, "client": 8},
+    "tune4": {"capacity": 17, "quota": 25, "account": 20, "network": 25, "hardware": 21, "client": 24},
+    "tune5": {"capacity": 9, "quota": 20, "account": 12, "network": 12, "hardware": 12, "client": 12},
+    "tune6": {"capacity": 4, "quota": 15, "account": 6, "network": 5, "hardware": 4, "client": 6},
     "holdout": {"capacity": 20, "quota": 22, "account": 25, "network": 25, "hardware": 20, "client": 13},
 }
 """Decidable items judged right per cause, per set. Raise these when the engine improves; never lower them.

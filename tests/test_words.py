@@ -136,5 +136,5 @@ def test_error_marks_are_what_error_words_miss() -> None:
         assert marked(text), text
     for text in ("Edited module_11434.py", "renamed helper and updated call sites", "ErrorBoundary rendered"):
         assert not marked(text), text
-    found = classify("insufficient_user_quota: the user quota is not enough for this call", origin="log")
+    found = classify("InsufficientUserQuota: the allowance for this user is used up for today", origin="log")
     assert [m.signature.cause.value for m in found] == ["quota"] and found[0].layer is Layer.WORDS
