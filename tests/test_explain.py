@@ -119,3 +119,15 @@ def test_logs_reaches_the_same_cause(text: str, cause: str, tmp_path: Path, cli:
     path.write_text(text, encoding="utf-8")
     proc = cli("logs", str(path), "--json")
     assert json.loads(proc.stdout)["verdict"]["cause"] == cause == explain(text).verdict.cause
+
+
+def test_a_client_crash_yields_to_the_refusal_beside_it() -> None:
+    """A client's own type error decides alone, but beside an API refusal it is only context: clients that did
+    not expect the refusal crash on it, and the refusal is the cause (`yields` in phrases.toml)."""
+    crash = "TypeError: Cannot read properties of undefined (reading 'choices')"
+    alone = explain(crash)
+    assert alone.verdict.cause == "client"
+    assert [(e.signature, e.strength) for e in alone.evidence] == [("phrase.client_bug.en", "moderate")]
+    both = explain(crash + "\nopenai.RateLimitError: Error code: 429 - Rate limit reached for requests")
+    assert both.verdict.cause == "quota"
+    assert {e.signature: e.strength for e in both.evidence}["phrase.client_bug.en"] == "context"

@@ -91,6 +91,11 @@ class Signature:
     explains: tuple[str, ...] = ()
     family: str | None = None
     lang: str | None = None
+    yields: bool = False
+    """Heard only where other rows are silent: in a log where a row that does not yield spoke with moderate
+    strength or more, this row's findings are context. Every words row is one (vocabulary is the last word), and
+    so is a family whose words are often a symptom of another failure (a client's own type error after an API
+    refusal it did not expect)."""
 
     @property
     def generic(self) -> bool:
@@ -271,6 +276,7 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
         explains=_strs(merged, "explains"),
         family=merged.get("family"),
         lang=merged.get("lang"),
+        yields=layer is Layer.WORDS or bool(merged.get("yields", False)),
     )
 
 

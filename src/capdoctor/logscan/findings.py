@@ -87,14 +87,14 @@ def build_findings(
     newest = max((s.last for s in stats if s.last), default=None)
     strengths = {s.signature: signature_strength(s, newest, s.signature in explained) for s in stats}
     rows_speak = any(
-        by_id()[sid].layer is not Layer.WORDS and STRENGTH_RANK[st] >= STRENGTH_RANK[Strength.MODERATE]
+        not by_id()[sid].yields and STRENGTH_RANK[st] >= STRENGTH_RANK[Strength.MODERATE]
         for sid, st in strengths.items()
     )
     findings: list[Finding] = []
     for stat in stats:
         sig = by_id()[stat.signature]
         strength = strengths[stat.signature]
-        if rows_speak and sig.layer is Layer.WORDS:  # the words are the last word: heard where rows are silent
+        if rows_speak and sig.yields:  # the words (and other yielding rows) are heard only where rows are silent
             strength = Strength.CONTEXT
         when = f", last {_iso(stat.last)}" if stat.last else ""
         model = stat.models.most_common(1)[0][0] if stat.models else None
