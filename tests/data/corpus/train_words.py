@@ -24,8 +24,8 @@ FIELD = ROOT / "tests" / "data" / "field-cases.jsonl"
 OUT = ROOT / "src" / "capdoctor" / "classifier" / "words.json"
 TRAINING = ("tune", "tune2", "tune3", "tune4", "tune5", "tune6")
 """The corpus sets the counts come from; `holdout` is never among them (a test pins that). A set joins only
-after it has been scored once by the engine as it stood (`tune5` in the sixth round), so its first figure is
-an out-of-sample one."""
+after it has been scored once by the engine as it stood (`tune5` in the sixth round, `tune6` in the seventh),
+so its first figure is an out-of-sample one; `tune7` is not tuned on yet."""
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
