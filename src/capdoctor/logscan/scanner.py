@@ -1018,7 +1018,7 @@ def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> li
         if ctx.get_start_method() == "fork":
             for engine in {job[3].engine for job in jobs}:
                 prefilter_for(engine)  # built once here, inherited by every worker
-            classifier()
+            classifier().prepare()  # every row compiled once here (from the build cache), not in each worker
             provider_hints()
         with ctx.Pool(workers) as pool:
             parts: list[ScanResult] = pool.map(_scan_range_worker, jobs, chunksize=1)
