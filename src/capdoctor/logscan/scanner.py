@@ -562,8 +562,6 @@ class RecordMemo:
         comparisons and the address pattern on the addresses alone (`_Template.fits`). Emptied when full."""
         self.hits = 0
         self.misses = 0
-        self.puts = 0
-        """How many judgements were remembered: a miss looked up before the last one is still a miss."""
 
     def __len__(self) -> int:
         return len(self._data)
@@ -624,7 +622,6 @@ class RecordMemo:
         the record, lets a record whose key is only its timestamp left out be found by its bytes (`lookup`)."""
         if len(key) > self.key_bytes:
             return
-        self.puts += 1
         if raw is not None:
             m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN)
             if m is not None:
@@ -790,10 +787,9 @@ class _FileScanner:
             self._look_for_success(buf, cut, base)
             return buf.count(b"\n", 0, cut)
         records: dict[int, list[tuple[int, int]]] = {}
-        looked: dict[int, tuple[bytes, bytes, Facts | None]] = {}
-        """A one-line record's bytes, memo key and remembered facts, by its start: looked up as it was found."""
+        looked: dict[int, tuple[bytes, bytes, Facts]] = {}
+        """A one-line record's bytes, memo key and facts, by its start: judged (or looked up) as it was found."""
         memo = self.memo
-        puts = memo.puts
         quiet: dict[int, int] = {}
         """One-line records judged before as no error, by start -> end: dropped as found (an access log's 404)."""
         in_order = True  # records were found in the order of their starts (no continuation reached back)
@@ -825,7 +821,11 @@ class _FileScanner:
                 if le - ls <= RECORD_CHARS:
                     line = bytes(buf[ls:le])
                     line_key, line_facts = memo_lookup(line)
-                    if line_facts is not None and not line_facts.matches:
+                    if line_facts is None:  # judged now (nothing else happens to it before it is counted below)
+                        text = line.decode("utf-8", "replace")
+                        line_facts = judge(text, _literals_in(self.pf, text, line, ids, ends, ls, le))
+                        memo.put(line_key, line_facts, line)
+                    if not line_facts.matches:
                         quiet[ls] = le
                         continue
                     looked[ls] = (line, line_key, line_facts)
@@ -847,9 +847,9 @@ class _FileScanner:
             facts: Facts | None = None
             if end - head <= RECORD_CHARS:
                 seen = looked.get(head)
-                if seen is not None and (seen[2] is not None or memo.puts == puts):
+                if seen is not None:
                     raw, key, facts = seen
-                else:  # looked up (again: a record of this chunk judged since may have been remembered)
+                else:
                     raw = bytes(buf[head:end])
                     key, facts = memo_lookup(raw)
                 if facts is not None:
