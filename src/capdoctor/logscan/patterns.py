@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from capdoctor.logscan.scanner import Event
 
@@ -65,19 +65,37 @@ def _peak(by_hour: Counter[int], total: int) -> tuple[tuple[int, int] | None, fl
     return ((best_start, (best_start + PEAK_WINDOW_HOURS) % 24), share) if total else (None, 0.0)
 
 
+def _bursts(times: Sequence[datetime]) -> list[Burst]:
+    """The runs of at least BURST_MIN times (ascending) with gaps under BURST_GAP."""
+    out: list[Burst] = []
+    if not times:
+        return out
+    start = prev = times[0]
+    n = 0
+    for ts in times:
+        if n and ts - prev > BURST_GAP:
+            if n >= BURST_MIN:
+                out.append(Burst(start.isoformat(), prev.isoformat(), n))
+            start, n = ts, 0
+        prev = ts
+        n += 1
+    if n >= BURST_MIN:
+        out.append(Burst(start.isoformat(), prev.isoformat(), n))
+    return out
+
+
 def analyse(events: Sequence[Event]) -> Patterns:
     """Count and compare the events (see the module docstring for what each figure argues)."""
     out = Patterns()
     hours: Counter[int] = Counter()
     days: Counter[str] = Counter()
     models: Counter[str] = Counter()
-    dated = sorted((e for e in events if e.ts is not None), key=lambda e: e.ts)  # type: ignore[arg-type,return-value]
-    out.dated, out.undated = len(dated), len(events) - len(dated)
+    times: list[datetime] = sorted(e[0] for e in events if e[0] is not None)  # Event.ts, by index: once per event
+    out.dated, out.undated = len(times), len(events) - len(times)
     dates: Counter[date] = Counter()
-    for e in dated:  # one pass per event in a dense log: the day is formatted once per distinct day, below
-        assert e.ts is not None
-        hours[e.ts.hour] += 1
-        dates[e.ts.date()] += 1
+    for ts in times:  # one pass per event in a dense log: the day is formatted once per distinct day, below
+        hours[ts.hour] += 1
+        dates[ts.date()] += 1
     for day, n in dates.items():
         days[day.isoformat()] += n
     for e in events:
@@ -89,17 +107,9 @@ def analyse(events: Sequence[Event]) -> Patterns:
     out.by_hour = {h: hours.get(h, 0) for h in range(24)}
     out.by_day = dict(sorted(days.items()))
     out.by_model = dict(models.most_common())
-    run: list[Event] = []
-    for e in dated:
-        if run and e.ts - run[-1].ts > BURST_GAP:  # type: ignore[operator]
-            if len(run) >= BURST_MIN:
-                out.bursts.append(Burst(run[0].ts.isoformat(), run[-1].ts.isoformat(), len(run)))  # type: ignore[union-attr]
-            run = []
-        run.append(e)
-    if len(run) >= BURST_MIN:
-        out.bursts.append(Burst(run[0].ts.isoformat(), run[-1].ts.isoformat(), len(run)))  # type: ignore[union-attr]
-    if len(dated) >= PEAK_MIN_EVENTS and len(days) >= PEAK_MIN_DAYS:
-        window, share = _peak(hours, len(dated))
+    out.bursts = _bursts(times)
+    if len(times) >= PEAK_MIN_EVENTS and len(days) >= PEAK_MIN_DAYS:
+        window, share = _peak(hours, len(times))
         if share >= PEAK_SHARE:
             out.peak_hours, out.peak_share = window, share
     total_models = sum(models.values())
