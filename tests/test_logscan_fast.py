@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -421,3 +421,25 @@ def test_utc_head_shortcut_equals_the_regex() -> None:
         slow = ts._from_iso(m)
         assert slow == fast and slow is not None and slow.tzinfo is fast.tzinfo, text
     assert used > 1000
+
+
+def test_bursts_from_the_sorted_times() -> None:
+    """Errors closer than BURST_GAP form one burst when there are at least BURST_MIN of them, whatever order the
+    events came in; undated events count apart."""
+    from capdoctor.logscan.patterns import BURST_MIN, analyse
+
+    assert BURST_MIN == 3
+    t0 = datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc)
+    offsets = [0, 10, 20, 200, 210, 215, 220, 1000, 1010]
+    events = [
+        scanner.Event(t0 + timedelta(seconds=s), "capacity", "x", None, False, False, "p", i, i)
+        for i, s in enumerate(offsets)
+    ]
+    events.reverse()
+    events.append(scanner.Event(None, "capacity", "x", None, False, False, "p", 99, 99))
+    pats = analyse(events)
+    assert [(b.start, b.end, b.count) for b in pats.bursts] == [
+        (t0.isoformat(), (t0 + timedelta(seconds=20)).isoformat(), 3),
+        ((t0 + timedelta(seconds=200)).isoformat(), (t0 + timedelta(seconds=220)).isoformat(), 4),
+    ]
+    assert (pats.dated, pats.undated) == (9, 1)
