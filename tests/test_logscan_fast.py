@@ -443,3 +443,15 @@ def test_bursts_from_the_sorted_times() -> None:
         ((t0 + timedelta(seconds=200)).isoformat(), (t0 + timedelta(seconds=220)).isoformat(), 4),
     ]
     assert (pats.dated, pats.undated) == (9, 1)
+
+
+def test_tallies_folded_early_count_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With room for only a few judgements, repeats are tallied and folded into the statistics many times over an
+    input; the statistics and events are those of the scan that judges every record afresh."""
+    data, planted = _dense_log(3000, 4, False)
+    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 3)
+    fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
+    assert len(fast.events) == planted
+    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)
+    slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
+    _same_scans(fast, slow)

@@ -966,6 +966,8 @@ class _FileScanner:
         if end > self._chunk_record_end:
             self._chunk_record_end = end
         if key is not None and id(facts) not in self._tallies:
+            if len(self._tallies) >= MEMO_ENTRIES:  # bounded like the memo: a log of unique texts keeps no more
+                self._fold()
             self._tallies[id(facts)] = _Tally(facts, _ids_open(facts, stats))
         events = self.res.events
         if len(events) < MAX_EVENTS:
