@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from itertools import pairwise
+from operator import attrgetter
 
 from capdoctor.logscan.scanner import Event
 
@@ -67,20 +69,13 @@ def _peak(by_hour: Counter[int], total: int) -> tuple[tuple[int, int] | None, fl
 
 def _bursts(times: Sequence[datetime]) -> list[Burst]:
     """The runs of at least BURST_MIN times (ascending) with gaps under BURST_GAP."""
+    cuts = [i for i, (a, b) in enumerate(pairwise(times), 1) if b - a > BURST_GAP]  # where a new run starts
     out: list[Burst] = []
-    if not times:
-        return out
-    start = prev = times[0]
-    n = 0
-    for ts in times:
-        if n and ts - prev > BURST_GAP:
-            if n >= BURST_MIN:
-                out.append(Burst(start.isoformat(), prev.isoformat(), n))
-            start, n = ts, 0
-        prev = ts
-        n += 1
-    if n >= BURST_MIN:
-        out.append(Burst(start.isoformat(), prev.isoformat(), n))
+    start = 0
+    for end in (*cuts, len(times)):
+        if end - start >= BURST_MIN:
+            out.append(Burst(times[start].isoformat(), times[end - 1].isoformat(), end - start))
+        start = end
     return out
 
 
@@ -93,17 +88,18 @@ def analyse(events: Sequence[Event]) -> Patterns:
     times: list[datetime] = sorted(e[0] for e in events if e[0] is not None)  # Event.ts, by index: once per event
     out.dated, out.undated = len(times), len(events) - len(times)
     dates: Counter[date] = Counter()
-    for ts in times:  # one pass per event in a dense log: the day is formatted once per distinct day, below
-        hours[ts.hour] += 1
-        dates[ts.date()] += 1
+    hours.update(map(attrgetter("hour"), times))  # counted in C: once per event of a dense log
+    dates.update(map(datetime.date, times))  # the day is formatted once per distinct day, below
     for day, n in dates.items():
         days[day.isoformat()] += n
-    for e in events:
-        if e.model and e.cause in MODEL_CAUSES:
-            models[e.model] += 1
-        if e.retry:
-            out.retries += 1
-            out.retries_succeeded += int(e.succeeded)
+    retries = succeeded = 0
+    for _ts, cause, _sig, model, retry, ok, *_ in events:  # unpacked: a named field is a call per event
+        if model and cause in MODEL_CAUSES:
+            models[model] += 1
+        if retry:
+            retries += 1
+            succeeded += int(ok)
+    out.retries, out.retries_succeeded = retries, succeeded
     out.by_hour = {h: hours.get(h, 0) for h in range(24)}
     out.by_day = dict(sorted(days.items()))
     out.by_model = dict(models.most_common())
