@@ -144,8 +144,11 @@ def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
 
 def warm(build: Callable[[], object]) -> None:
     """Run `build`, which compiles patterns through `pattern`, then store the programs of exactly the patterns
-    it asked for when any of them was not stored yet (the first run after an install or a table change)."""
+    it asked for when any of them was not stored yet (the first run after an install or a table change). With
+    the cache off, nothing: compiling every pattern up front then costs more than compiling those used."""
     global _asked
+    if buildcache.directory() is None or _internals() is None:
+        return
     _asked = set()
     try:
         build()
