@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -130,9 +130,9 @@ def test_counts_exact_at_every_density(every: int, unique: bool, monkeypatch: py
             stat.example,
             stat.excerpt,
             stat.example_line,
-            stat.statuses,
-            stat.providers,
-            stat.models,
+            list(stat.statuses.items()),  # in order: ties in most_common() keep the order keys came in
+            list(stat.providers.items()),
+            list(stat.models.items()),
             stat.request_ids,
             stat.first,
             stat.last,
@@ -140,13 +140,60 @@ def test_counts_exact_at_every_density(every: int, unique: bool, monkeypatch: py
             other.example,
             other.excerpt,
             other.example_line,
-            other.statuses,
-            other.providers,
-            other.models,
+            list(other.statuses.items()),
+            list(other.providers.items()),
+            list(other.models.items()),
             other.request_ids,
             other.first,
             other.last,
         ), sid
+
+
+def _same_scans(fast: scanner.ScanResult, slow: scanner.ScanResult) -> None:
+    assert _counts(fast) == _counts(slow)
+    assert fast.events == slow.events
+    for sid, stat in fast.stats.items():
+        other = slow.stats[sid]
+        assert (stat.example, stat.excerpt, stat.example_line, stat.request_ids, stat.first, stat.last) == (
+            other.example,
+            other.excerpt,
+            other.example_line,
+            other.request_ids,
+            other.first,
+            other.last,
+        ), sid
+        for mine, theirs in ((stat.statuses, other.statuses), (stat.providers, other.providers)):
+            assert list(mine.items()) == list(theirs.items()), sid
+        assert list(stat.models.items()) == list(other.models.items()), sid
+
+
+def test_records_under_quiet_lines_and_long_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines judged before as no error are dropped as they are found, yet a continuation line under one (a JSON
+    error body under an access line, a stack frame) still makes one record with it, long records included; the
+    scan equals the one that judges every record afresh with the pure-Python prefilter, chunk by small chunk."""
+    rng = random.Random(5)
+    errors = [e for e in _examples() if classify(f"2026-11-29T00:00:00Z ERROR {e}", origin="log")]
+    out: list[str] = []
+    for i in range(1500):
+        ts = f"2026-11-29T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
+        access = f'INFO:     10.0.{i % 250}.{i % 199}:{1024 + i} - "GET /v1/models HTTP/1.1" 404 Not Found'
+        kind = i % 7
+        if kind == 0:
+            out += [access, '  {"error": {"code": "rate_limit_exceeded", "message": "Rate limit reached"}}']
+        elif kind == 1:
+            out += [f"{ts} ERROR {rng.choice(errors)}", "    at retry (client.js:10:3)", "  status: 429"]
+        elif kind == 2:
+            out += [access, "  " + "detail " * (scanner.RECORD_CHARS // 6), "  overloaded_error"]
+        elif kind == 3:
+            out += [f"{ts} ERROR {rng.choice(errors)} request_id=req_{rng.getrandbits(64):016x}"]
+        else:
+            out += [access]
+    data = ("\n".join(out) + "\n").encode()
+    fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
+    assert sum(s.count for s in fast.stats.values()) > 400
+    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)
+    slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
+    _same_scans(fast, slow)
 
 
 def test_memo_is_used_and_bounded() -> None:
@@ -374,3 +421,37 @@ def test_utc_head_shortcut_equals_the_regex() -> None:
         slow = ts._from_iso(m)
         assert slow == fast and slow is not None and slow.tzinfo is fast.tzinfo, text
     assert used > 1000
+
+
+def test_bursts_from_the_sorted_times() -> None:
+    """Errors closer than BURST_GAP form one burst when there are at least BURST_MIN of them, whatever order the
+    events came in; undated events count apart."""
+    from capdoctor.logscan.patterns import BURST_MIN, analyse
+
+    assert BURST_MIN == 3
+    t0 = datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc)
+    offsets = [0, 10, 20, 200, 210, 215, 220, 1000, 1010]
+    events = [
+        scanner.Event(t0 + timedelta(seconds=s), "capacity", "x", None, False, False, "p", i, i)
+        for i, s in enumerate(offsets)
+    ]
+    events.reverse()
+    events.append(scanner.Event(None, "capacity", "x", None, False, False, "p", 99, 99))
+    pats = analyse(events)
+    assert [(b.start, b.end, b.count) for b in pats.bursts] == [
+        (t0.isoformat(), (t0 + timedelta(seconds=20)).isoformat(), 3),
+        ((t0 + timedelta(seconds=200)).isoformat(), (t0 + timedelta(seconds=220)).isoformat(), 4),
+    ]
+    assert (pats.dated, pats.undated) == (9, 1)
+
+
+def test_tallies_folded_early_count_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With room for only a few judgements, repeats are tallied and folded into the statistics many times over an
+    input; the statistics and events are those of the scan that judges every record afresh."""
+    data, planted = _dense_log(3000, 4, False)
+    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 3)
+    fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
+    assert len(fast.events) == planted
+    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)
+    slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
+    _same_scans(fast, slow)

@@ -31,6 +31,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+from capdoctor.classifier import compiled
 from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
     ORIGINS,
@@ -103,7 +104,7 @@ def token_pattern(tokens: Iterable[str]) -> re.Pattern[str] | None:
     ]
     if not alts:
         return None
-    return re.compile("(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])")
+    return compiled.pattern("(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])")
 
 
 def trie_pattern(words: Sequence[str]) -> str:
@@ -131,10 +132,10 @@ def _compile(sig: Signature) -> _Row:
     return _Row(
         sig,
         token_pattern(sig.names + sig.codes),
-        re.compile(ascii_words("|".join(f"(?:{p})" for p in sig.phrases)), flags) if sig.phrases else None,
-        tuple(re.compile(ascii_words(p), flags) for p in sig.also),
-        re.compile(ascii_words("|".join(f"(?:{p})" for p in sig.unless)), flags) if sig.unless else None,
-        tuple((n, re.compile(rx, re.IGNORECASE)) for n, rx in sig.headers),
+        compiled.pattern(ascii_words("|".join(f"(?:{p})" for p in sig.phrases)), flags) if sig.phrases else None,
+        tuple(compiled.pattern(ascii_words(p), flags) for p in sig.also),
+        compiled.pattern(ascii_words("|".join(f"(?:{p})" for p in sig.unless)), flags) if sig.unless else None,
+        tuple((n, compiled.pattern(rx, re.IGNORECASE)) for n, rx in sig.headers),
     )
 
 
@@ -245,14 +246,14 @@ class Engine:
         """Whether `text` names a local server (the tables' local hints; compiled on first use)."""
         if self._local is False:
             hints = self.tables.local_hints
-            self._local = re.compile(ascii_words(hints), re.IGNORECASE) if hints else None
+            self._local = compiled.pattern(ascii_words(hints), re.IGNORECASE) if hints else None
         return isinstance(self._local, re.Pattern) and self._local.search(text) is not None
 
     def _outcome_re(self, text: str) -> re.Pattern[str]:
         """An outcome's `text` condition compiled (once, on first use)."""
         rx = self._outcome_text.get(text)
         if rx is None:
-            rx = self._outcome_text[text] = re.compile(ascii_words(text), re.IGNORECASE)
+            rx = self._outcome_text[text] = compiled.pattern(ascii_words(text), re.IGNORECASE)
         return rx
 
     @cached_property
@@ -261,15 +262,36 @@ class Engine:
         processes never reach the words layer."""
         spec = self.tables.words
         quiet, marks = (spec.quiet_levels, spec.error_marks) if spec is not None else ("", "")
-        return (re.compile(quiet) if quiet else None, re.compile(marks) if marks else None)
+        return (compiled.pattern(quiet) if quiet else None, compiled.pattern(marks) if marks else None)
 
     @property
     def _finder(self) -> re.Pattern[str]:
         """The literal finder of `literal_ids` (compiled on first use: the log scanner gets literal ids from
         its multi-pattern engine and never needs it)."""
         if self._finder_re is None:
-            self._finder_re = re.compile("(?=(" + trie_pattern(self._literals) + "))")
+            self._finder_re = compiled.pattern("(?=(" + trie_pattern(self._literals) + "))")
         return self._finder_re
+
+    def compile_all(self) -> None:
+        """Compile now every pattern `evaluate` can use: the rows, the status names and spellings, the context
+        patterns and the outcomes' texts (what `prepare` stores). Not the literal finder: the log scanner, which
+        prepares, never uses it, and spelling its trie out costs more than compiling a row."""
+        for i in range(len(self._text_rows)):
+            self._row(i)
+        for i in range(len(self._names)):
+            self._name_re(i)
+        self.reader.compile_all()
+        self._is_local("")
+        for rule in self.tables.rules:
+            for outcome in rule.outcomes:
+                if outcome.text is not None:
+                    self._outcome_re(outcome.text)
+        self._words_gate  # noqa: B018 - a cached property: compiled here
+
+    def prepare(self) -> None:
+        """Every pattern compiled, from the regex programs of the build cache when it holds them
+        (`compiled.warm`): a parent about to fork workers does this once, and no worker compiles a row."""
+        compiled.warm(self.compile_all)
 
     # -------------------------------------------------------------------------------- prefilter interface
     def literals(self) -> tuple[str, ...]:

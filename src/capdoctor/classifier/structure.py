@@ -17,6 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from capdoctor.classifier import compiled
 from capdoctor.classifier.tables import Spelling
 
 STATUS_GROUP = r"(?P<s>[45]\d\d)(?!\d)"
@@ -93,22 +94,29 @@ class StatusReader:
         rx = self._res[i]
         if rx is None:
             pattern = ascii_words(self.spellings[i].pattern.replace("{s}", STATUS_GROUP))
-            rx = self._res[i] = re.compile(pattern, self._flags)
+            rx = self._res[i] = compiled.pattern(pattern, self._flags)
         return rx
+
+    def compile_all(self) -> None:
+        """Compile every spelling and both context patterns now (`Engine.compile_all`)."""
+        for i in range(len(self.spellings)):
+            self._spelling(i)
+        self.has_error_word("")
+        self._after_request("", 0)
 
     def has_error_word(self, text: str) -> bool:
         """Whether `text` (its first MAX_READ characters) carries one of the tables' error words ("error",
         "failed", "invalid", "错误"…)."""
         if self._error_words is False:
             words = self._error_words_text
-            self._error_words = re.compile(ascii_words(words), self._flags) if words else None
+            self._error_words = compiled.pattern(ascii_words(words), self._flags) if words else None
         return isinstance(self._error_words, re.Pattern) and self._error_words.search(text, 0, MAX_READ) is not None
 
     def _after_request(self, text: str, pos: int) -> bool:
         """True when the status at `pos` follows an access log's request line (`"GET /x HTTP/1.1" 404 …`)."""
         if self._access_line is False:
             line = self._access_line_text
-            self._access_line = re.compile(ascii_words(line), re.IGNORECASE) if line else None
+            self._access_line = compiled.pattern(ascii_words(line), re.IGNORECASE) if line else None
         if not isinstance(self._access_line, re.Pattern):
             return False
         line_start = text.rfind("\n", 0, pos) + 1

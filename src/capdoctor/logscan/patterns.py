@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
+from itertools import pairwise
+from operator import attrgetter
 
 from capdoctor.logscan.scanner import Event
 
@@ -65,41 +67,45 @@ def _peak(by_hour: Counter[int], total: int) -> tuple[tuple[int, int] | None, fl
     return ((best_start, (best_start + PEAK_WINDOW_HOURS) % 24), share) if total else (None, 0.0)
 
 
+def _bursts(times: Sequence[datetime]) -> list[Burst]:
+    """The runs of at least BURST_MIN times (ascending) with gaps under BURST_GAP."""
+    cuts = [i for i, (a, b) in enumerate(pairwise(times), 1) if b - a > BURST_GAP]  # where a new run starts
+    out: list[Burst] = []
+    start = 0
+    for end in (*cuts, len(times)):
+        if end - start >= BURST_MIN:
+            out.append(Burst(times[start].isoformat(), times[end - 1].isoformat(), end - start))
+        start = end
+    return out
+
+
 def analyse(events: Sequence[Event]) -> Patterns:
     """Count and compare the events (see the module docstring for what each figure argues)."""
     out = Patterns()
     hours: Counter[int] = Counter()
     days: Counter[str] = Counter()
     models: Counter[str] = Counter()
-    dated = sorted((e for e in events if e.ts is not None), key=lambda e: e.ts)  # type: ignore[arg-type,return-value]
-    out.dated, out.undated = len(dated), len(events) - len(dated)
+    times: list[datetime] = sorted(e[0] for e in events if e[0] is not None)  # Event.ts, by index: once per event
+    out.dated, out.undated = len(times), len(events) - len(times)
     dates: Counter[date] = Counter()
-    for e in dated:  # one pass per event in a dense log: the day is formatted once per distinct day, below
-        assert e.ts is not None
-        hours[e.ts.hour] += 1
-        dates[e.ts.date()] += 1
+    hours.update(map(attrgetter("hour"), times))  # counted in C: once per event of a dense log
+    dates.update(map(datetime.date, times))  # the day is formatted once per distinct day, below
     for day, n in dates.items():
         days[day.isoformat()] += n
-    for e in events:
-        if e.model and e.cause in MODEL_CAUSES:
-            models[e.model] += 1
-        if e.retry:
-            out.retries += 1
-            out.retries_succeeded += int(e.succeeded)
+    retries = succeeded = 0
+    for _ts, cause, _sig, model, retry, ok, *_ in events:  # unpacked: a named field is a call per event
+        if model and cause in MODEL_CAUSES:
+            models[model] += 1
+        if retry:
+            retries += 1
+            succeeded += int(ok)
+    out.retries, out.retries_succeeded = retries, succeeded
     out.by_hour = {h: hours.get(h, 0) for h in range(24)}
     out.by_day = dict(sorted(days.items()))
     out.by_model = dict(models.most_common())
-    run: list[Event] = []
-    for e in dated:
-        if run and e.ts - run[-1].ts > BURST_GAP:  # type: ignore[operator]
-            if len(run) >= BURST_MIN:
-                out.bursts.append(Burst(run[0].ts.isoformat(), run[-1].ts.isoformat(), len(run)))  # type: ignore[union-attr]
-            run = []
-        run.append(e)
-    if len(run) >= BURST_MIN:
-        out.bursts.append(Burst(run[0].ts.isoformat(), run[-1].ts.isoformat(), len(run)))  # type: ignore[union-attr]
-    if len(dated) >= PEAK_MIN_EVENTS and len(days) >= PEAK_MIN_DAYS:
-        window, share = _peak(hours, len(dated))
+    out.bursts = _bursts(times)
+    if len(times) >= PEAK_MIN_EVENTS and len(days) >= PEAK_MIN_DAYS:
+        window, share = _peak(hours, len(times))
         if share >= PEAK_SHARE:
             out.peak_hours, out.peak_share = window, share
     total_models = sum(models.values())

@@ -657,6 +657,22 @@ def _line_at(buf: bytearray, start: int, stop: int) -> bytes:
     return bytes(buf[start : end if end >= 0 else min(stop, start + 512)])
 
 
+class _Tally:
+    """The records of one remembered judgement (one `Facts`) after its first, in one input: how many, and their
+    first and last times. Everything else they add to the statistics follows from the facts alone, so it is
+    added once per judgement when the input ends (`_FileScanner._fold`) instead of once per record."""
+
+    __slots__ = ("count", "facts", "first", "ids_open", "last")
+
+    def __init__(self, facts: Facts, ids_open: bool) -> None:
+        self.facts = facts
+        self.count = 0
+        self.first: datetime | None = None
+        self.last: datetime | None = None
+        self.ids_open = ids_open
+        """Whether a row of these facts still collects request ids (fewer than five so far)."""
+
+
 class _FileScanner:
     """Scans the chunks of one input (or one byte range of it) into a ScanResult."""
 
@@ -674,6 +690,8 @@ class _FileScanner:
         self.pending = True  # a completed request is looked for until one is found after the newest error
         self._chunk_record_end = 0
         self.huge = False
+        self._tallies: dict[int, _Tally] = {}
+        """By `id(facts)` (the tally holds the facts, so the id stays theirs): the judgements seen before here."""
 
     def run(self, reader: Any, line_base: int = 0, base: int = 0, size_hint: int | None = None) -> None:
         """Scan everything `reader` yields; `base` is the absolute offset of its first byte.
@@ -736,6 +754,30 @@ class _FileScanner:
         if self.huge:
             self.info.note = f"a line longer than {CARRY_CAP // 1024} KiB was scanned in windows"
         self.res.last_success[self.path] = max(self.res.last_success.get(self.path, -1), self.last_success)
+        self._fold()
+
+    def _fold(self) -> None:
+        """Add each tally to the statistics of its facts' rows: what `_record` adds per record, times the count
+        (the first record of each judgement went through `_record`, so every key is already in its counter and
+        the counters keep the order in which the records first named them)."""
+        stats = self.res.stats
+        for tally in self._tallies.values():
+            n = tally.count
+            if not n:
+                continue
+            facts = tally.facts
+            for sid, provider in zip(facts.sids, facts.providers, strict=True):
+                stat = stats[sid]
+                stat.count += n
+                stat.first = _min_dt(stat.first, tally.first)
+                stat.last = _max_dt(stat.last, tally.last)
+                if facts.model:
+                    stat.models[facts.model] += n
+                if provider:
+                    stat.providers[provider] += n
+                if facts.status:
+                    stat.statuses[facts.status] += n
+        self._tallies.clear()
 
     def _process(self, buf: bytearray, view: memoryview, cut: int, base: int, line_base: int) -> int:
         """Find, group and classify the candidate lines of buf[:cut]; returns the newlines counted there."""
@@ -745,41 +787,80 @@ class _FileScanner:
             self._look_for_success(buf, cut, base)
             return buf.count(b"\n", 0, cut)
         records: dict[int, list[tuple[int, int]]] = {}
+        looked: dict[int, tuple[bytes, bytes, Facts]] = {}
+        """A one-line record's bytes, memo key and facts, by its start: judged (or looked up) as it was found."""
+        memo = self.memo
+        quiet: dict[int, int] = {}
+        """One-line records judged before as no error, by start -> end: dropped as found (an access log's 404)."""
+        in_order = True  # records were found in the order of their starts (no continuation reached back)
+        rfind, find = buf.rfind, buf.find
+        memo_lookup = self.memo.lookup
         last_end = -1
         for e in ends:
-            p = e - 1
-            if p < last_end:
+            if e <= last_end:  # another literal on a line already taken
                 continue
-            ls = buf.rfind(b"\n", 0, p) + 1
-            le = buf.find(b"\n", p, cut)
-            le = cut if le < 0 else le
+            p = e - 1
+            ls = rfind(b"\n", 0, p) + 1
+            le = find(b"\n", p, cut)
+            if le < 0:
+                le = cut
             if le - ls > MAX_LINE:
                 self.huge = True
                 ws, we = max(ls, p - WINDOW), min(le, p + WINDOW)
                 records.setdefault(ws, []).append((ws, we))
                 last_end = we
                 continue
+            last_end = le
             head = ls
             if head and buf[head] not in _NOT_CONT_FIRST:  # the common line is no continuation: no loop set up
                 for _ in range(CONT_LINES):
                     if head == 0 or buf[head] in _NOT_CONT_FIRST or not _is_continuation(_line_at(buf, head, cut)):
                         break
-                    head = buf.rfind(b"\n", 0, head - 1) + 1
-            records.setdefault(head, []).append((ls, le))
-            last_end = le
+                    head = rfind(b"\n", 0, head - 1) + 1
+            if head == ls:
+                if le - ls <= RECORD_CHARS:
+                    line = bytes(buf[ls:le])
+                    line_key, line_facts = memo_lookup(line)
+                    if line_facts is None:  # judged now (nothing else happens to it before it is counted below)
+                        text = line.decode("utf-8", "replace")
+                        line_facts = judge(text, _literals_in(self.pf, text, line, ids, ends, ls, le))
+                        memo.put(line_key, line_facts, line)
+                    if not line_facts.matches:
+                        quiet[ls] = le
+                        continue
+                    looked[ls] = (line, line_key, line_facts)
+                records[ls] = [(ls, le)]
+                continue
+            in_order = False
+            spans = records.get(head)
+            if spans is None:  # a record whose first candidate line is this continuation (or a quiet line above it)
+                spans = records[head] = [(head, quiet.pop(head))] if head in quiet else []
+            spans.append((ls, le))
+            looked.pop(head, None)  # no longer one line: looked up whole below
         counted_to, count = 0, 0
-        memo_lookup = self.memo.lookup
-        for head in sorted(records):
+        tallies = self._tallies
+        for head in records if in_order else sorted(records):
             spans = records[head]
             end = spans[-1][1]
             raw: bytes | None = None
             key: bytes | None = None
             facts: Facts | None = None
             if end - head <= RECORD_CHARS:
-                raw = bytes(buf[head:end])
-                key, facts = memo_lookup(raw)
-                if facts is not None and not facts.matches:
-                    continue  # a candidate line judged before as no error (an access log's 404): done
+                seen = looked.get(head)
+                if seen is not None:
+                    raw, key, facts = seen
+                else:
+                    raw = bytes(buf[head:end])
+                    key, facts = memo_lookup(raw)
+                if facts is not None:
+                    if not facts.matches:
+                        continue  # a record judged before as no error
+                    tally = tallies.get(id(facts))
+                    if tally is not None:  # an error judged before in this input: its time and event only
+                        count += buf.count(b"\n", counted_to, head)
+                        counted_to = head
+                        self._again(buf, cut, head, end, base, line_base + count + 1, raw, tally)
+                        continue
             count += buf.count(b"\n", counted_to, head)  # lines are counted up to the records that need a number
             counted_to = head
             self._record(buf, cut, head, spans, base, line_base + count + 1, ends, ids, raw, key, facts)
@@ -884,6 +965,10 @@ class _FileScanner:
         self.pending = True
         if end > self._chunk_record_end:
             self._chunk_record_end = end
+        if key is not None and id(facts) not in self._tallies:
+            if len(self._tallies) >= MEMO_ENTRIES:  # bounded like the memo: a log of unique texts keeps no more
+                self._fold()
+            self._tallies[id(facts)] = _Tally(facts, _ids_open(facts, stats))
         events = self.res.events
         if len(events) < MAX_EVENTS:
             events.append(
@@ -901,6 +986,65 @@ class _FileScanner:
             )
         else:
             self.res.events_dropped += 1
+
+    def _again(
+        self, buf: bytearray, cut: int, head: int, end: int, base: int, line_no: int, raw: bytes, tally: _Tally
+    ) -> None:
+        """One more record of a judgement this input saw before (`_Tally`): what `_record` does for it, less
+        what follows from the facts alone (counted once per judgement by `_fold`): its time (and `--since`), the
+        request ids while its rows collect them, whether a retry then succeeded, and its event."""
+        facts = tally.facts
+        nl = raw.find(b"\n")
+        opt = self.opt
+        ts = parse_timestamp((raw if nl < 0 else raw[:nl]).decode("utf-8", "replace"), opt.now)
+        if ts is not None:
+            if opt.since is not None and ts < opt.since:
+                self.res.too_old += 1
+                return
+            if tally.first is None or ts < tally.first:
+                tally.first = ts
+            if tally.last is None or ts > tally.last:
+                tally.last = ts
+        tally.count += 1
+        if tally.ids_open:
+            stats = self.res.stats
+            rids = find_request_ids(raw.decode("utf-8", "replace"))
+            for sid in facts.sids:
+                kept = stats[sid].request_ids
+                for rid in rids:
+                    if rid not in kept and len(kept) < 5:
+                        kept.append(rid)
+            tally.ids_open = _ids_open(facts, stats)
+        succeeded = False
+        if facts.retry:
+            stop = min(cut, end + SUCCESS_WINDOW)
+            succeeded = any(buf.find(m, end, stop) >= 0 for m in SUCCESS_MARKERS)
+        self.pending = True
+        if end > self._chunk_record_end:
+            self._chunk_record_end = end
+        events = self.res.events
+        if len(events) < MAX_EVENTS:
+            events.append(
+                Event(
+                    ts,
+                    facts.causes[0],
+                    facts.sids[0],
+                    facts.model,
+                    facts.retry,
+                    succeeded,
+                    self.path,
+                    line_no,
+                    base + head,
+                )
+            )
+        else:
+            self.res.events_dropped += 1
+
+
+def _ids_open(facts: Facts, stats: dict[str, SigStat]) -> bool:
+    """Whether a record of `facts` could still add a request id: it names some, and a row of it has fewer than
+    five (`_record` keeps the first five per row)."""
+    return facts.request_ids and any(len(stats[sid].request_ids) < 5 for sid in facts.sids)
 
 
 def _literals_in(
@@ -1018,7 +1162,7 @@ def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> li
         if ctx.get_start_method() == "fork":
             for engine in {job[3].engine for job in jobs}:
                 prefilter_for(engine)  # built once here, inherited by every worker
-            classifier()
+            classifier().prepare()  # every row compiled once here (from the build cache), not in each worker
             provider_hints()
         with ctx.Pool(workers) as pool:
             parts: list[ScanResult] = pool.map(_scan_range_worker, jobs, chunksize=1)
@@ -1031,8 +1175,8 @@ def _shift_lines(part: ScanResult, offset: int) -> None:
     """Make a byte range's line numbers file-absolute (each worker counts from its own first line)."""
     if not offset:
         return
-    make = Event._make  # (`_replace` per event was a visible share of a dense scan)
-    part.events = [make((*e[:7], e[7] + offset, e[8])) for e in part.events]
+    new = tuple.__new__  # (`_replace` per event was a visible share of a dense scan; unpacking costs least)
+    part.events = [new(Event, (t, c, s, m, r, ok, p, n + offset, o)) for t, c, s, m, r, ok, p, n, o in part.events]
     for stat in part.stats.values():
         if stat.example_line:
             stat.example_line += offset

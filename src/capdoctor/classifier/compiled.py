@@ -1,0 +1,177 @@
+"""The engine's regular expressions, compiled once and kept between runs as regex programs.
+
+Contract: `pattern(source, flags)` returns what `re.compile(source, flags)` returns. Compiling the tables'
+patterns (the rows, the status spellings and names, the context patterns, the literal finder) is Python work:
+~0.35 s for all of them, paid again by every process that uses them (each worker of a parallel log scan, every
+`explain`). So the program Python's regex compiler makes of each pattern (`re._compiler._code`: a list of
+ints) is kept in the build cache (`capdoctor.buildcache`), and a pattern found there is made by `_sre.compile`
+alone, in microseconds. `warm(build)` runs `build` (which compiles every pattern the engine has) and stores
+the programs it compiled when any was new, so the file holds exactly the current tables' patterns.
+
+The stored programs are keyed by Python's exact version and the regex engine's constants (a program is only
+valid for the engine that made it) and by this module's source; each is looked up by its pattern's own text
+and flags, so a pattern that changed is a miss, never another pattern's program. The payload is `marshal`ed
+plain data (strings, ints, tuples, lists, dicts), checked for shape when loaded. Anything unexpected — a
+Python whose regex internals differ, a damaged file, a program `_sre` rejects — costs one `re.compile`,
+never a wrong pattern or a crash. Imports nothing heavy; reads the cache on first use only.
+"""
+
+from __future__ import annotations
+
+import marshal
+import re
+import sys
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from capdoctor import buildcache
+
+CACHE_NAME = "regex-programs"
+_Program = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+"""What `_sre.compile` takes after the pattern: flags, code, groups - 1, group index, index group."""
+
+_programs: dict[tuple[str, int], _Program] | None = None
+"""The programs loaded from the build cache (None: not read yet), by (pattern, flags)."""
+_made: dict[tuple[str, int], _Program] = {}
+"""Programs compiled in this process (what `warm` stores)."""
+_asked: set[tuple[str, int]] | None = None
+"""While `warm` runs its build: every (pattern, flags) asked for."""
+
+
+@cache
+def _internals() -> tuple[Any, Any, Any] | None:
+    """Python's regex compiler modules and `_sre` (3.11+: `re._parser`/`re._compiler`; 3.10: `sre_*`), or
+    None when they are not what this module knows."""
+    from importlib import import_module
+
+    modern = sys.version_info >= (3, 11)
+    try:
+        sre: Any = import_module("_sre")
+        compiler: Any = import_module("re._compiler" if modern else "sre_compile")
+        parser: Any = import_module("re._parser" if modern else "sre_parse")
+        compiler._code, parser.parse, sre.compile  # noqa: B018 - the three this module calls
+    except (ImportError, AttributeError):
+        return None
+    return parser, compiler, sre
+
+
+def _key() -> bytes:
+    """The build-cache key: Python's exact version, the regex engine's constants and this module's source."""
+    internals = _internals()
+    sre = internals[2] if internals else None
+    consts = f"{getattr(sre, 'MAGIC', '')} {getattr(sre, 'CODESIZE', '')} {getattr(sre, 'MAXREPEAT', '')}"
+    try:
+        how = Path(__file__).read_bytes()
+    except OSError:
+        how = b"no source"
+    return buildcache.key(b"regex-programs", sys.version.encode(), consts.encode(), how)
+
+
+def _valid(key: Any, prog: Any) -> bool:
+    """Whether a loaded entry has the shape of (pattern, flags) -> `_Program`."""
+    return (
+        isinstance(key, tuple)
+        and len(key) == 2
+        and isinstance(key[0], str)
+        and isinstance(key[1], int)
+        and isinstance(prog, tuple)
+        and len(prog) == 5
+        and isinstance(prog[0], int)
+        and isinstance(prog[1], list)
+        and isinstance(prog[2], int)
+        and isinstance(prog[3], dict)
+        and isinstance(prog[4], tuple)
+    )
+
+
+def _load() -> dict[tuple[str, int], _Program]:
+    """The stored programs ({} when the cache is off, empty, stale or damaged); read once per process."""
+    global _programs
+    if _programs is None:
+        _programs = {}
+        payload = buildcache.load(CACHE_NAME, _key()) if _internals() is not None else None
+        if payload is not None:
+            try:
+                data = marshal.loads(payload)
+            except (EOFError, ValueError, TypeError):
+                data = None
+            if isinstance(data, dict) and all(_valid(k, v) for k, v in data.items()):
+                _programs = data
+    return _programs
+
+
+def _compile(source: str, flags: int) -> re.Pattern[str]:
+    """`re.compile(source, flags)`, keeping the program it makes (in `_made`) when the internals allow."""
+    internals = _internals()
+    if internals is None:
+        return re.compile(source, flags)
+    parser, compiler, sre = internals
+    try:
+        parsed = parser.parse(source, flags)
+        code = [int(op) for op in compiler._code(parsed, flags)]
+        groupindex = dict(parsed.state.groupdict)
+        indexgroup: list[str | None] = [None] * parsed.state.groups
+        for name, index in groupindex.items():
+            indexgroup[index] = name
+        prog: _Program = (flags | parsed.state.flags, code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
+        rx: re.Pattern[str] = sre.compile(source, *prog)
+    except Exception:  # internals that differ from what this module knows: the public way
+        return re.compile(source, flags)
+    _made[(source, flags)] = prog
+    return rx
+
+
+def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
+    """`re.compile(source, flags)`: from its stored program when the build cache holds it, else compiled (and
+    its program kept for `warm`). A bad pattern raises `re.error` as `re.compile` would."""
+    flags = int(flags)
+    key = (source, flags)
+    if _asked is not None:
+        _asked.add(key)
+    prog = _load().get(key)
+    if prog is not None:
+        internals = _internals()
+        if internals is not None:
+            try:
+                rx: re.Pattern[str] = internals[2].compile(source, *prog)
+                return rx
+            except Exception:  # a program this `_sre` rejects: compile it again
+                pass
+    return _compile(source, flags)
+
+
+def warm(build: Callable[[], object]) -> None:
+    """Run `build`, which compiles patterns through `pattern`, then store the programs of exactly the patterns
+    it asked for when any of them was not stored yet (the first run after an install or a table change). With
+    the cache off, nothing: compiling every pattern up front then costs more than compiling those used."""
+    global _asked
+    if buildcache.directory() is None or _internals() is None:
+        return
+    _asked = set()
+    try:
+        build()
+        asked = _asked
+    finally:
+        _asked = None
+    stored = _load()
+    if all(key in stored for key in asked):
+        return
+    out = {key: prog for key in asked if (prog := _made.get(key) or stored.get(key)) is not None}
+    try:
+        payload = marshal.dumps(out)
+    except ValueError:  # not plain data after all: nothing stored
+        return
+    if buildcache.store(CACHE_NAME, _key(), payload):
+        stored.update(out)
+
+
+def _reset() -> None:
+    """Forget what this process loaded and compiled (tests: a fresh process's view of the cache)."""
+    global _programs
+    _programs = None
+    _made.clear()
+
+
+__all__ = ["pattern", "warm"]

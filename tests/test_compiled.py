@@ -1,0 +1,111 @@
+"""The engine's regex programs kept in the build cache (`capdoctor.classifier.compiled`): patterns rebuilt from
+stored programs are the patterns `re.compile` makes and judge every text the same; a damaged program or an
+unusable cache only means compiling again. Every test points `CAPDOCTOR_CACHE_DIR` at its own directory."""
+
+from __future__ import annotations
+
+import marshal
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from capdoctor import buildcache
+from capdoctor.classifier import compiled
+from capdoctor.classifier.engine import Engine
+from capdoctor.classifier.tables import tables
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh cache directory, and this process's loaded and compiled programs forgotten before and after."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(buildcache.ENV_VAR, str(folder))
+    compiled._reset()
+    yield folder
+    compiled._reset()
+
+
+def _texts() -> list[str]:
+    return [f"2025-11-30T00:00:00Z ERROR {ex}" for sig in tables().rows for ex in sig.examples]
+
+
+def _judged(engine: Engine, texts: list[str]) -> list[list[tuple[str, float, str]]]:
+    return [[(m.signature.id, m.score, m.excerpt) for m in engine.classify(t, origin="log")] for t in texts]
+
+
+def _same(a: re.Pattern[str], b: re.Pattern[str]) -> bool:
+    return (a.pattern, a.flags, a.groups, a.groupindex) == (b.pattern, b.flags, b.groups, b.groupindex)
+
+
+def test_stored_programs_make_the_same_patterns(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`prepare` compiles and stores every pattern; a fresh process (state forgotten) whose compiler is made to
+    fail builds every one from the stored programs, equal to `re.compile`'s, judging every example the same."""
+    fresh = Engine(tables())
+    fresh.prepare()
+    assert (cache_dir / f"{compiled.CACHE_NAME}.bin").is_file()
+    compiled._reset()
+    stored = compiled._load()
+    assert len(stored) > 200  # every row's patterns, spellings, names and context patterns
+
+    def no_compile(source: str, flags: int) -> re.Pattern[str]:
+        raise AssertionError(f"compiled although the cache holds it: {source[:60]}")
+
+    monkeypatch.setattr(compiled, "_compile", no_compile)
+    cached = Engine(tables())
+    cached.prepare()
+    for source, flags in stored:
+        assert _same(compiled.pattern(source, flags), re.compile(source, flags))
+    texts = _texts()
+    assert len(texts) > 100
+    monkeypatch.undo()  # the literal finder of `classify` is not prepared: it may compile
+    assert _judged(cached, texts) == _judged(fresh, texts)
+
+
+def test_a_damaged_program_is_compiled_again(cache_dir: Path) -> None:
+    """A stored program `_sre` rejects, or a payload that is not programs, reads as a miss: the pattern is
+    compiled as `re.compile` would, and matches."""
+    source, flags = r"rate[ _]limit(?P<n>\d+)", re.IGNORECASE
+    bad = {(source, int(flags)): (int(flags), [999999, 1, 2], 0, {"n": 1}, (None, "n"))}
+    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps(bad))
+    rx = compiled.pattern(source, flags)
+    assert _same(rx, re.compile(source, flags))
+    m = rx.search("RATE_LIMIT42")
+    assert m is not None and m.group("n") == "42"
+    compiled._reset()
+    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps(["not", "programs"]))
+    assert compiled._load() == {}
+    assert compiled.pattern(source, flags).search("rate limit7") is not None
+
+
+def test_warm_stores_only_when_something_was_new(cache_dir: Path) -> None:
+    """The first `warm` stores the programs of exactly what its build asked for; a second with nothing new
+    leaves the file alone; a bad pattern still raises `re.error`."""
+    path = cache_dir / f"{compiled.CACHE_NAME}.bin"
+    compiled.warm(lambda: [compiled.pattern("alpha|beta"), compiled.pattern("gamma", re.IGNORECASE)])
+    payload = buildcache.load(compiled.CACHE_NAME, compiled._key())
+    assert payload is not None and set(marshal.loads(payload)) == {
+        ("alpha|beta", 0),
+        ("gamma", int(re.IGNORECASE)),
+    }
+    before = path.stat().st_mtime_ns
+    compiled._reset()
+    compiled.warm(lambda: compiled.pattern("alpha|beta"))
+    assert path.stat().st_mtime_ns == before
+    with pytest.raises(re.error):
+        compiled.pattern("(unclosed")
+
+
+def test_cache_off_compiles_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the cache off nothing is stored or read, `warm` compiles nothing up front (the patterns used compile
+    when used), and patterns are still `re.compile`'s."""
+    monkeypatch.setenv(buildcache.ENV_VAR, "off")
+    compiled._reset()
+    built: list[bool] = []
+    try:
+        compiled.warm(lambda: built.append(True))
+        assert built == [] and compiled._load() == {}
+        assert _same(compiled.pattern("overload(?:ed)?"), re.compile("overload(?:ed)?"))
+    finally:
+        compiled._reset()
