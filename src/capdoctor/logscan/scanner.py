@@ -926,11 +926,6 @@ class _FileScanner:
             return
         matches = facts.matches
         model = facts.model
-        retry = facts.retry
-        succeeded = False
-        if retry:
-            stop = min(cut, end + SUCCESS_WINDOW)
-            succeeded = any(buf.find(m, end, stop) >= 0 for m in SUCCESS_MARKERS)
         rids: list[str] | None = None
         stats = self.res.stats
         for m, provider, sid, cause in zip(matches, facts.providers, facts.sids, facts.causes, strict=True):
@@ -962,30 +957,11 @@ class _FileScanner:
                         stat.request_ids.append(rid)
             if facts.status:
                 stat.statuses[facts.status] += 1
-        self.pending = True
-        if end > self._chunk_record_end:
-            self._chunk_record_end = end
         if key is not None and id(facts) not in self._tallies:
             if len(self._tallies) >= MEMO_ENTRIES:  # bounded like the memo: a log of unique texts keeps no more
                 self._fold()
             self._tallies[id(facts)] = _Tally(facts, _ids_open(facts, stats))
-        events = self.res.events
-        if len(events) < MAX_EVENTS:
-            events.append(
-                Event(
-                    ts,
-                    facts.causes[0],
-                    facts.sids[0],
-                    model,
-                    retry,
-                    succeeded,
-                    self.path,
-                    line_no,
-                    base + head,
-                )
-            )
-        else:
-            self.res.events_dropped += 1
+        self._event(buf, cut, head, end, base, line_no, ts, facts)
 
     def _again(
         self, buf: bytearray, cut: int, head: int, end: int, base: int, line_no: int, raw: bytes, tally: _Tally
@@ -1015,6 +991,13 @@ class _FileScanner:
                     if rid not in kept and len(kept) < 5:
                         kept.append(rid)
             tally.ids_open = _ids_open(facts, stats)
+        self._event(buf, cut, head, end, base, line_no, ts, facts)
+
+    def _event(
+        self, buf: bytearray, cut: int, head: int, end: int, base: int, line_no: int, ts: datetime | None, facts: Facts
+    ) -> None:
+        """The event of one error record (`_record`, `_again`): whether a retry it announced then succeeded (a
+        completion marker soon after it), and that a completed request is looked for after it."""
         succeeded = False
         if facts.retry:
             stop = min(cut, end + SUCCESS_WINDOW)
