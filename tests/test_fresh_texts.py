@@ -174,12 +174,27 @@ FRESH_LATER: list[tuple[str, str]] = [
     ("network", "Faraday::ConnectionFailed: Failed to open TCP connection to api.openai.com:443 (execution expired)"),
     ("network", "GuzzleHttp\\Exception\\ConnectException: cURL error 28: Operation timed out after 30001 milliseconds"),
     ("client", "curl: (3) URL using bad/illegal format or missing URL"),
+    ("client", 'messages: roles must alternate between "user" and "assistant", but found multiple "user" roles'),
+    ("client", "max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4"),
+    ("client", "image exceeds 5 MB maximum: 7340032 bytes > 5242880 bytes"),
+    ("client", 'Unexpected role "system". The Messages API accepts a top-level `system` parameter.'),
+    ("client", "AttributeError: module 'openai' has no attribute 'ChatCompletion'"),
+    ("hardware", "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU"),
+    ("network", "ssl.SSLEOFError: [SSL: UNEXPECTED_EOF_WHILE_READING] EOF occurred in violation of protocol"),
+    ("network", "net::ERR_PROXY_CONNECTION_FAILED"),
+    ("network", "net::ERR_NAME_NOT_RESOLVED"),
+    ("network", "Error: Premature close"),
+    ("network", "curl: (92) HTTP/2 stream 1 was not closed cleanly: INTERNAL_ERROR (err 2)"),
+    ("capacity", '{"error":{"code":503,"message":"The service is currently unavailable.","status":"UNAVAILABLE"}}'),
+    ("account", "You do not have an active Copilot subscription."),
+    ("quota", "You've reached your weekly limit."),
 ]
 """Written later (the seventh round) from the error formats of other runtimes (Java, Go, Rust, Ruby, PHP), a
-gateway (Envoy), a hosted inference API and Japanese. Those the engine missed when they were written were then
-fixed by rows of their kind (Java exception names, Go's TLS handshake timeout, RFC 9110's 503 wording, Envoy's
-overflow, the model-loading message without a name, 负载较高, 额度超限, レート制限), so this list is a regression set,
-not an accuracy figure."""
+gateway (Envoy), Electron's `net::ERR_*`, a hosted inference API, request-shape refusals and Japanese. Those the
+engine missed when they were written were then fixed by rows of their kind (Java exception names, Go's TLS
+handshake timeout, RFC 9110's 503 wording, Envoy's overflow, the model-loading message without a name, roles
+that must alternate, sizes over a limit, no usable GPU driver, TLS closed under the client, a usage window's
+limit, 负载较高, 额度超限, レート制限…), so this list is a regression set, not an accuracy figure."""
 
 
 @pytest.mark.parametrize(
