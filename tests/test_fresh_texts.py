@@ -197,6 +197,16 @@ FRESH_LATER: list[tuple[str, str]] = [
     ("hardware", "The model you are trying to load is too large for your GPU (24GB available, 40GB required)"),
     ("client", "Error: pull model manifest: file does not exist"),
     ("hardware", "Error: timed out waiting for llama runner to start - progress 0.00 -"),
+    ("capacity", "Claude is currently experiencing a high number of requests. Please try again later."),
+    ("capacity", "The upstream model provider is currently unavailable"),
+    ("network", "The request was aborted due to a timeout"),
+    ("network", "Error: ERR_SOCKET_TIMEOUT"),
+    ("network", "Stream ended unexpectedly"),
+    ("client", "The model 'gpt-4.5-preview' has been deprecated and is no longer available."),
+    ("client", "Invalid 'model': 'gpt4'. Must be one of the supported models."),
+    ("client", "baseURL must end with /v1"),
+    ("client", "Expected a string, got null at path messages[0].content"),
+    ("client", "Input should be a valid string [type=string_type, input_value=None, input_type=NoneType]"),
 ]
 """Written later (the seventh round) from the error formats of other runtimes (Java, Go, Rust, Ruby, PHP), a
 gateway (Envoy), Electron's `net::ERR_*`, a hosted inference API, request-shape refusals, local model servers,
