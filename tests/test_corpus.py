@@ -34,7 +34,7 @@ PINNED = {
     "tune5": {"capacity": 9, "quota": 20, "account": 12, "network": 12, "hardware": 12, "client": 12},
     "tune6": {"capacity": 4, "quota": 15, "account": 6, "network": 5, "hardware": 4, "client": 6},
     "tune7": {"capacity": 0, "quota": 3, "account": 1, "network": 5, "hardware": 4, "client": 3},
-    "holdout": {"capacity": 20, "quota": 22, "account": 25, "network": 25, "hardware": 20, "client": 13},
+    "holdout": {"capacity": 21, "quota": 22, "account": 25, "network": 25, "hardware": 21, "client": 13},
 }
 """Decidable items judged right per cause, per set. Raise these when the engine improves; never lower them.
 tune2 was first scored by the engine tuned on `tune` alone (its out-of-sample figure then: 150 of 198,
@@ -50,11 +50,14 @@ hardware 11, client 8) and tuned on in the sixth round; the held-out half after 
 excerpts, 42 decidable) was scored once by the sixth round's engine (34 of 42: capacity 4, quota 14, account 5,
 network 3, hardware 4, client 4) and tuned on in the seventh; the held-out half after it, and again after the
 yielding client_bug family: 125 of 146. tune7 (38 excerpts, 20 decidable) was scored once by the seventh round's
-engine and not tuned on: its pins are that out-of-sample figure, 16 of 20."""
+engine and not tuned on: its pins are that out-of-sample figure, 16 of 20. Then rows were written from fresh
+texts of other runtimes, gateways and languages (`tests/test_fresh_texts.py`, no corpus read): the held-out
+half, scored once after them, 127 of 146 (capacity +1, hardware +1); tune7 unchanged."""
 
 WRONG_CAPACITY_CEILING = 1
 """Wrong capacity verdicts among decidable items of all sets, at most (lower it when it improves): measured
-1 of 77 after the second tuning round, 1 of 114 after the fifth, 1 of 122 with tune5 (the one is held out)."""
+1 of 77 after the second tuning round, 1 of 114 after the fifth, 1 of 122 with tune5, 1 of 128 with tune6 and
+tune7 (the one is held out)."""
 
 
 @functools.cache
