@@ -1,11 +1,11 @@
 """Score the out-of-sample corpus per cause, through exactly the path of `capdoctor explain` (and `logs`).
 
-    .venv/bin/python bench/corpus_score.py                     # both tuning sets (tune, tune2), per cause
+    .venv/bin/python bench/corpus_score.py                     # every tuning set (tune … tune7), per cause
     .venv/bin/python bench/corpus_score.py --half tune2 --misses   # and every miss of tune2 (text and verdict)
     .venv/bin/python bench/corpus_score.py --half holdout      # the held-out half: per-cause figures only
 
 Only `decidable` items count (the thread's cause can be read from the text alone). The tuning sets are
-`tune` (the first half of the split) and `tune2` (a second, later collection); the held-out half is never
+`tune` (the first half of the split) and the later collections `tune2` … `tune7`; the held-out half is never
 scored unless asked for by name, and never listed item by item: its misses are not shown, by design (nobody
 tunes after reading a held-out miss). `tests/test_corpus.py` uses `score()` and pins each set's figures so
 they can only go up.
