@@ -54,6 +54,8 @@ MAX_EVENTS = 200_000
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 """Plain data above this is split over the CPU cores (process start-up costs more than it saves below)."""
 EXAMPLE_CHARS = 300
+KEPT_IDS = 5
+"""Request ids kept per signature: enough for a support ticket."""
 
 _CONT_PREFIXES = (
     b" ",
@@ -177,9 +179,21 @@ class SigStat:
         self.models.update(other.models)
         self.providers.update(other.providers)
         self.statuses.update(other.statuses)
-        for rid in other.request_ids:
-            if rid not in self.request_ids and len(self.request_ids) < 5:
-                self.request_ids.append(rid)
+        self.keep_ids(other.request_ids)
+
+    def keep_ids(self, rids: Sequence[str]) -> None:
+        """Keep the first KEPT_IDS distinct request ids (what a support ticket needs; the rest add nothing)."""
+        kept = self.request_ids
+        for rid in rids:
+            if len(kept) >= KEPT_IDS:
+                return
+            if rid not in kept:
+                kept.append(rid)
+
+    @property
+    def ids_open(self) -> bool:
+        """Whether another request id would still be kept."""
+        return len(self.request_ids) < KEPT_IDS
 
 
 @dataclass
@@ -670,7 +684,7 @@ class _Tally:
         self.first: datetime | None = None
         self.last: datetime | None = None
         self.ids_open = ids_open
-        """Whether a row of these facts still collects request ids (fewer than five so far)."""
+        """Whether a row of these facts still collects request ids (fewer than KEPT_IDS so far)."""
 
 
 class _FileScanner:
@@ -949,12 +963,10 @@ class _FileScanner:
                 stat.models[model] += 1
             if provider:
                 stat.providers[provider] += 1
-            if facts.request_ids and len(stat.request_ids) < 5:  # the first few are kept: stop looking then
+            if facts.request_ids and stat.ids_open:  # the first few are kept: stop looking then
                 if rids is None:
                     rids = find_request_ids(text)
-                for rid in rids:
-                    if rid not in stat.request_ids and len(stat.request_ids) < 5:
-                        stat.request_ids.append(rid)
+                stat.keep_ids(rids)
             if facts.status:
                 stat.statuses[facts.status] += 1
         if key is not None and id(facts) not in self._tallies:
@@ -986,10 +998,7 @@ class _FileScanner:
             stats = self.res.stats
             rids = find_request_ids(raw.decode("utf-8", "replace"))
             for sid in facts.sids:
-                kept = stats[sid].request_ids
-                for rid in rids:
-                    if rid not in kept and len(kept) < 5:
-                        kept.append(rid)
+                stats[sid].keep_ids(rids)
             tally.ids_open = _ids_open(facts, stats)
         self._event(buf, cut, head, end, base, line_no, ts, facts)
 
@@ -1026,8 +1035,8 @@ class _FileScanner:
 
 def _ids_open(facts: Facts, stats: dict[str, SigStat]) -> bool:
     """Whether a record of `facts` could still add a request id: it names some, and a row of it has fewer than
-    five (`_record` keeps the first five per row)."""
-    return facts.request_ids and any(len(stats[sid].request_ids) < 5 for sid in facts.sids)
+    KEPT_IDS (`SigStat.keep_ids`)."""
+    return facts.request_ids and any(stats[sid].ids_open for sid in facts.sids)
 
 
 def _literals_in(

@@ -120,8 +120,8 @@ def scan_of(rounds: Sequence[RoundRecord], tz: tzinfo | None = None) -> ScanResu
             stat.providers[rnd.provider] += 1
         if a.status:
             stat.statuses[a.status] += 1
-        if a.request_id and a.request_id not in stat.request_ids and len(stat.request_ids) < 5:
-            stat.request_ids.append(a.request_id)
+        if a.request_id:
+            stat.keep_ids((a.request_id,))
     for path in {r.source for r in rounds}:
         result.last_success.setdefault(path, -1)
     return result
