@@ -933,10 +933,8 @@ class _FileScanner:
             return
         text = text or raw.decode("utf-8", "replace")
         nl = text.find("\n")
-        opt = self.opt
-        ts = parse_timestamp(text if nl < 0 else text[:nl], opt.now)
-        if ts is not None and opt.since is not None and ts < opt.since:
-            self.res.too_old += 1
+        ts = parse_timestamp(text if nl < 0 else text[:nl], self.opt.now)
+        if self._too_old(ts):
             return
         matches = facts.matches
         model = facts.model
@@ -983,12 +981,10 @@ class _FileScanner:
         request ids while its rows collect them, whether a retry then succeeded, and its event."""
         facts = tally.facts
         nl = raw.find(b"\n")
-        opt = self.opt
-        ts = parse_timestamp((raw if nl < 0 else raw[:nl]).decode("utf-8", "replace"), opt.now)
+        ts = parse_timestamp((raw if nl < 0 else raw[:nl]).decode("utf-8", "replace"), self.opt.now)
+        if self._too_old(ts):
+            return
         if ts is not None:
-            if opt.since is not None and ts < opt.since:
-                self.res.too_old += 1
-                return
             if tally.first is None or ts < tally.first:
                 tally.first = ts
             if tally.last is None or ts > tally.last:
@@ -1001,6 +997,14 @@ class _FileScanner:
                 stats[sid].keep_ids(rids)
             tally.ids_open = _ids_open(facts, stats)
         self._event(buf, cut, head, end, base, line_no, ts, facts)
+
+    def _too_old(self, ts: datetime | None) -> bool:
+        """Whether a record written at `ts` is older than `--since` (then only counted, in `too_old`)."""
+        since = self.opt.since
+        if ts is not None and since is not None and ts < since:
+            self.res.too_old += 1
+            return True
+        return False
 
     def _event(
         self, buf: bytearray, cut: int, head: int, end: int, base: int, line_no: int, ts: datetime | None, facts: Facts
