@@ -71,7 +71,7 @@ def test_words_rows_are_never_strong_and_one_per_cause() -> None:
     assert words is not None and set(words.rows) == set(CAUSES)
     assert all(sig.layer is Layer.WORDS and sig.strength.value in ("weak", "moderate") for sig in words.rows.values())
     assert words.rows["capacity"].strength.value == "weak"  # vocabulary alone never names capacity
-    assert len(model()) > 500
+    assert len(model(words.alpha, words.threshold, words.min_tokens)) > 500
 
 
 @pytest.mark.parametrize(

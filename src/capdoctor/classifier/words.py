@@ -142,7 +142,8 @@ def from_document(doc: Mapping[str, object], *, alpha: float, threshold: float, 
 
 
 @lru_cache(maxsize=1)
-def model(alpha: float = 0.5, threshold: float = 0.8, min_tokens: int = 1) -> WordModel:
-    """The packaged model (the counts in `words.json`), loaded once per process on first use."""
+def model(alpha: float, threshold: float, min_tokens: int) -> WordModel:
+    """The packaged model (the counts in `words.json`) with the settings of `words.toml` (declared there only),
+    loaded once per process on first use."""
     text = resources.files("capdoctor.classifier").joinpath("words.json").read_text("utf-8")
     return from_document(json.loads(text), alpha=alpha, threshold=threshold, min_tokens=min_tokens)

@@ -2,7 +2,7 @@
 
 Usage: python tests/data/corpus/train_words.py [--check]
 
-It reads the decidable excerpts of the tuning sets (`tune`, `tune2`, `tune3`) and the reference field cases
+It reads the decidable excerpts of the tuning sets in TRAINING and the reference field cases
 (`tests/data/field-cases.jsonl`, in-sample by nature) and never the held-out half: for every word token (the
 engine's own tokenizer, `capdoctor.classifier.words.tokens`) it counts how many excerpts of each cause contain
 it, keeps the tokens found in at least `min_excerpts` excerpts (`words.toml`), and writes the counts. The
