@@ -461,19 +461,23 @@ class Engine:
         self, text: str, status: int | None, spellings: Collection[int], names: Collection[int]
     ) -> StatusHit | None:
         """The error status to judge: the caller's (when it is an error), else the text's spelled one, else
-        the one an exception or status name stands for."""
+        the one an exception or status name stands for.
+
+        A spelled 400 gives way to a name that stands for another status: 400 is what a wrapper answers when it
+        cannot map an upstream failure (LiteLLM's `'status_code': 400` around Bedrock's
+        `serviceUnavailableException`), and the name is the upstream's own word for it."""
         if status is not None and status >= 400:
             return StatusHit(status, "caller", -1, -1)
         hit = self.reader.read(text, spellings) if spellings else None
-        if hit is not None:
+        if hit is not None and hit.status != 400:
             return hit
         for i in sorted(names):
             rx = self._name_re(i)
             m = rx.search(text) if rx is not None else None
-            if m is not None:
+            if m is not None and (hit is None or self._names[i].status != 400):
                 name = self._names[i]
                 return StatusHit(name.status, f"name:{name.id}", m.start(), m.end())
-        return None
+        return hit
 
     def _status_match(
         self, hit: StatusHit, text: str, found: Sequence[Match], local: bool, from_caller: bool
