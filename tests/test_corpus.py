@@ -2,7 +2,7 @@
 
 Each set is scored per cause on its `decidable` items through exactly the path of `capdoctor explain`
 (bench/corpus_score.py), and the figures are pinned so they can only go up. The tuning sets (`tune`, the first
-half of the split, and `tune2` and `tune3`, later collections) may be read while tuning; the held-out half is only ever
+half of the split, and `tune2` … `tune8`, later collections) may be read while tuning; the held-out half is only ever
 scored here: its figures are printed (pytest -s), its items never are, and nobody tunes after reading one.
 A capacity verdict must be right: wrong in under 2% of the times it is given where the text decides. `logs`
 must reach the same cause as `explain` on every text of every set.
@@ -29,11 +29,12 @@ cs = _bench()
 PINNED = {
     "tune": {"capacity": 26, "quota": 28, "account": 26, "network": 29, "hardware": 22, "client": 20},
     "tune2": {"capacity": 30, "quota": 34, "account": 33, "network": 36, "hardware": 32, "client": 26},
-    "tune3": {"capacity": 20, "quota": 31, "account": 23, "network": 24, "hardware": 26, "client": 22},
+    "tune3": {"capacity": 21, "quota": 31, "account": 23, "network": 24, "hardware": 26, "client": 22},
     "tune4": {"capacity": 17, "quota": 25, "account": 20, "network": 25, "hardware": 21, "client": 24},
     "tune5": {"capacity": 9, "quota": 20, "account": 12, "network": 12, "hardware": 12, "client": 12},
     "tune6": {"capacity": 4, "quota": 15, "account": 6, "network": 5, "hardware": 4, "client": 6},
-    "tune7": {"capacity": 0, "quota": 3, "account": 1, "network": 5, "hardware": 4, "client": 3},
+    "tune7": {"capacity": 1, "quota": 3, "account": 1, "network": 5, "hardware": 4, "client": 6},
+    "tune8": {"capacity": 1, "quota": 18, "account": 7, "network": 6, "hardware": 4, "client": 7},
     "holdout": {"capacity": 21, "quota": 22, "account": 25, "network": 25, "hardware": 21, "client": 13},
 }
 """Decidable items judged right per cause, per set. Raise these when the engine improves; never lower them.
@@ -52,7 +53,10 @@ network 3, hardware 4, client 4) and tuned on in the seventh; the held-out half 
 yielding client_bug family: 125 of 146. tune7 (38 excerpts, 20 decidable) was scored once by the seventh round's
 engine and not tuned on: its pins are that out-of-sample figure, 16 of 20. Then rows were written from fresh
 texts of other runtimes, gateways and languages (`tests/test_fresh_texts.py`, no corpus read): the held-out
-half, scored once after them, 127 of 146 (capacity +1, hardware +1); tune7 unchanged."""
+half, scored once after them, 127 of 146 (capacity +1, hardware +1); tune7 unchanged. The eighth round tuned on
+tune7 (its out-of-sample figure stays 16 of 20) and on tune8 (61 excerpts, 48 decidable), which the engine of the
+eighth round's first rows (those from tune7) scored once before anything was tuned on it: 36 of 48 (capacity 1,
+quota 18, account 6, network 6, hardware 1, client 4)."""
 
 WRONG_CAPACITY_CEILING = 1
 """Wrong capacity verdicts among decidable items of all sets, at most (lower it when it improves): measured

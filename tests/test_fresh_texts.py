@@ -4,6 +4,9 @@ get its cause from `capdoctor explain` (the same path as `logs`) by its shapes."
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from capdoctor.explain import explain
@@ -221,4 +224,34 @@ languages' rate limits…), so this list is a regression set, not an accuracy fi
     ("cause", "text"), FRESH + FRESH_LATER, ids=[f"{c}-{i}" for i, (c, _) in enumerate(FRESH + FRESH_LATER)]
 )
 def test_explain_names_the_cause_of_fresh_texts(cause: str, text: str) -> None:
+    assert explain(text).verdict.cause == cause
+
+
+FRESH_6 = Path(__file__).parent / "data" / "fresh-texts-6.tsv"
+"""90 texts written in the eighth round by a helper who read neither the classifier nor any corpus set, 15 per
+cause, from the formats of other SDKs (openai-go, openai-java, Spring AI, LangChain4j, Semantic Kernel, the
+Vercel AI SDK, google-genai, Vertex, Bedrock, Cohere, DashScope, Zhipu, Qianfan, Ark…), gateways, coding tools,
+local servers and runtimes, 33 of them in Chinese, Japanese, Korean, German, French or Portuguese (`label<TAB>text`,
+`\\n` for a newline). The engine of the time named 79 of 90 before any row was written from them; the misses
+became rows of their kind (too many users or a queue that timed out, a GPU driver too old, Windows' display
+driver reset, a paging file too small, a token count over a limit, German and Portuguese socket messages, an
+API key that must not be blank, a program not on the PATH, an OpenAI model id that does not exist), so this too
+is a regression set. The one still missed is marked: iFlytek's SDK names its daily rate limit a connection
+error."""
+
+KNOWN_MISSES_6 = frozenset({"sparkai.errors.SparkAIConnectionError: Error Code: 11201"})
+
+
+def _fresh_6() -> list[Any]:
+    out = []
+    for line in FRESH_6.read_text("utf-8").splitlines():
+        cause, text = line.split("\t", 1)
+        text = text.replace("\\n", "\n")
+        marks = [pytest.mark.xfail(strict=True)] if any(text.startswith(m) for m in KNOWN_MISSES_6) else []
+        out.append(pytest.param(cause, text, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize(("cause", "text"), _fresh_6())
+def test_explain_names_the_cause_of_the_eighth_rounds_fresh_texts(cause: str, text: str) -> None:
     assert explain(text).verdict.cause == cause
