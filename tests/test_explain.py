@@ -46,8 +46,19 @@ def test_one_decisive_line_is_a_verdict(text: str, cause: str) -> None:
 
 
 def test_conflicting_evidence_is_inconclusive() -> None:
-    text = 'Error: read ECONNRESET\n{"error":{"type":"insufficient_quota","code":"insufficient_quota"}}\n'
+    text = 'Error: read ECONNRESET\nError: {"error":{"type":"insufficient_quota","code":"insufficient_quota"}}\n'
     assert explain(text).verdict.cause == "inconclusive"
+
+
+def test_an_error_body_under_its_status_line_is_judged_with_it() -> None:
+    """A bare status on one line and the provider's body on the next are one record: the 429 speaks of load."""
+    text = (
+        "mistralai.models.sdkerror.SDKError: API error occurred: Status 429\n"
+        '{"object":"error","message":"Service tier capacity exceeded for this model.","code":"3505"}\n'
+    )
+    result = explain(text)
+    assert result.verdict.cause == "capacity"
+    assert [e.cause for e in result.evidence] == ["capacity"]
 
 
 def test_a_text_without_an_error_is_none() -> None:

@@ -71,7 +71,15 @@ _CONT_PREFIXES = (
     b"\xe2\x8e\xbf",
     b"Traceback",
     b"\xe2\x80\xa6",
+    b'{"error"',
+    b'{ "error"',
+    b"{'error'",
+    b'{"object":"error"',
+    b'{"type":"error"',
 )
+"""Line starts that continue the record above: indented or closing lines, stack frames, and an error body
+printed on its own line under the status that reported it (`Status 429` then `{"error": …}`): the status is
+judged with the body's words. A JSON log line starts with its level or time, never with an error object."""
 _HTML_LINE = re.compile(rb"<[!/a-zA-Z]")
 _TS_HEAD = re.compile(
     rb"^\s*[\[(]?(?:(?:19|20)\d\d-\d\d-\d\d|1\d{9}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|"
