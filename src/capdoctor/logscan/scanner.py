@@ -661,16 +661,23 @@ def example_of(text: str) -> str:
     return " ".join(text.split())[:EXAMPLE_CHARS]
 
 
-_NOT_CONT_FIRST = frozenset(b"0123456789ABDEGHIJKLMNOPQRSUVWXYZbcdefghijklmnopqrstuvwxyz")
+_BODY_LINE = re.compile("(?i:response|body|响应|返回|응답|レスポンス)(?: body)? *(?::|：|=) *[{[]".encode())
+"""A line that labels the error body it prints (`Response: {"error": …}`, `响应：{…}`): under the status line
+that reported it, it continues that record, as an unlabelled body does (`_CONT_PREFIXES`)."""
+_NOT_CONT_FIRST = frozenset(b"0123456789ADEGHIJKLMNOPQSUVWXYZcdefghijklmnopqstuvwxyz")
 """First bytes of a line that `_is_continuation` never accepts (no prefix, bracket or tag starts with them):
 the common case, a timestamped or plain line, is decided without copying the line out."""
 
 
 def _is_continuation(line: bytes) -> bool:
-    """A stack frame, an indented or closing line, a bare opening bracket or an HTML tag: the body under the
-    line that reported it (`Error code: 429` then `{`, `unexpected status 403` then `<h1>…`)."""
+    """A stack frame, an indented or closing line, a bare opening bracket, an HTML tag or a labelled error body:
+    the body under the line that reported it (`Error code: 429` then `{`, `unexpected status 403` then `<h1>…`,
+    `Status 429` then `响应：{"error": …}`)."""
     return (
-        line.startswith(_CONT_PREFIXES) or line.rstrip() in (b"{", b"[") or bool(_HTML_LINE.match(line))
+        line.startswith(_CONT_PREFIXES)
+        or line.rstrip() in (b"{", b"[")
+        or bool(_HTML_LINE.match(line))
+        or bool(_BODY_LINE.match(line))
     ) and not _TS_HEAD.match(line)
 
 
