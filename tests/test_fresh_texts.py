@@ -319,3 +319,19 @@ is rather than as words beside it)."""
 )
 def test_explain_names_the_cause_of_hard_wrappings(cause: str, text: str) -> None:
     assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
+
+
+FRESH_11 = Path(__file__).parent / "data" / "fresh-texts-11.tsv"
+"""Less common ecosystems (Rust, Go, Swift, Kotlin, PHP, Ruby, Elixir, Dart, C#, R, Julia, Emacs, Neovim, chat bots,
+Home Assistant, n8n, Dify, note-taking plugins; MLX, ROCm, Intel Arc, Jetson, DirectML, WSL2), written the same
+way. The engine of the time named 55 of 60; four misses became rows of their kind (Apple's NSURLError wording,
+Erlang's transport reasons such as `:nxdomain`, Elixir's function-clause and match errors as a client's own bug,
+rocBLAS without kernels for a GPU arch). Left out: an Obsidian plugin's Japanese "model X cannot be used with
+provider OpenAI", which no row reads yet."""
+
+
+@pytest.mark.parametrize(
+    ("cause", "text"), [tuple(line.split("\t", 1)) for line in FRESH_11.read_text("utf-8").splitlines()]
+)
+def test_explain_names_the_cause_in_less_common_ecosystems(cause: str, text: str) -> None:
+    assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
