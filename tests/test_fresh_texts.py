@@ -335,3 +335,19 @@ provider OpenAI", which no row reads yet."""
 )
 def test_explain_names_the_cause_in_less_common_ecosystems(cause: str, text: str) -> None:
     assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
+
+
+FRESH_10 = Path(__file__).parent / "data" / "fresh-texts-10.tsv"
+"""What ends up in the logs and output panels of AI coding tools and agents (Codex CLI, Claude Code, Gemini CLI,
+Cursor and VS Code extension hosts, Copilot, Continue, Cline, Aider, JetBrains, Zed, Warp, goose…), weighted to
+the network (20) and capacity (15), written the same way. The engine of the time named 53 of 60; the misses became
+rows of their kind (HTML where JSON was expected, Chromium's PAC-script and proxy-auth errors, "degraded
+performance" and a partial outage, 高負荷, Gemini's request-schema errors, a premium request allowance used up,
+a relay's request cap in Chinese, and a connection failure that quotes a 4xx: the server answered)."""
+
+
+@pytest.mark.parametrize(
+    ("cause", "text"), [tuple(line.split("\t", 1)) for line in FRESH_10.read_text("utf-8").splitlines()]
+)
+def test_explain_names_the_cause_in_coding_tools_logs(cause: str, text: str) -> None:
+    assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
