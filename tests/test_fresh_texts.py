@@ -351,3 +351,31 @@ a relay's request cap in Chinese, and a connection failure that quotes a 4xx: th
 )
 def test_explain_names_the_cause_in_coding_tools_logs(cause: str, text: str) -> None:
     assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
+
+
+FRESH_12 = Path(__file__).parent / "data" / "fresh-texts-12.tsv"
+"""Short plain texts as users report them (bare statuses in many spellings, provider codes with short messages,
+chat UIs in Chinese, Japanese and Korean), quota, account, capacity and network, written the same way. The engine
+of the time named 47 of 60; the misses became rows of their kind (a status after ステータスコード or 상태 코드,
+real-name verification, Korean suspended accounts, a Japanese key disabled, Kimi's "有点累了" and a full queue,
+アクセスが集中, a firewall's block page, Japanese timeouts). Left out: a user's paraphrase with no error text in it,
+a bare `code=403` (a traffic spelling), and two lines whose label the tables read otherwise on documented grounds
+(Azure's "invalid subscription key or wrong API endpoint"; API keys sent to an API that wants OAuth, the client's
+configuration)."""
+
+FRESH_13 = Path(__file__).parent / "data" / "fresh-texts-13.tsv"
+"""Local model stacks (Ollama, llama.cpp, vLLM, LM Studio, TGI, SGLang, MLX, LocalAI, GPT4All, ComfyUI, Docker with
+GPUs, WSL2, ROCm): the machine, the client and the network around a local server, written the same way. The engine
+of the time named 46 of 60; the misses became rows of their kind (a full disk, Windows' "not enough memory
+resources", the NVIDIA container runtime without a GPU, a CPU without "the AVX instruction set", a GGUF file or
+model path that does not exist, a model architecture or quantization type the server does not know, ComfyUI's
+"value not in list"). Left out: an access line with a 404 (traffic, in a log), vLLM's quantization mismatch, and
+two connection refusals to a local server that the tables read as the client's base URL or a server not yet up."""
+
+
+@pytest.mark.parametrize(
+    ("cause", "text"),
+    [tuple(line.split("\t", 1)) for f in (FRESH_12, FRESH_13) for line in f.read_text("utf-8").splitlines()],
+)
+def test_explain_names_the_cause_of_short_reports_and_local_stacks(cause: str, text: str) -> None:
+    assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
