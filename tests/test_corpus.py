@@ -38,7 +38,7 @@ PINNED = {
     "tune9": {"capacity": 7, "quota": 1, "account": 0, "network": 0, "hardware": 7, "client": 6},
     "tune10": {"capacity": 1, "quota": 3, "account": 3, "network": 7, "hardware": 0, "client": 10},
     "tune11": {"capacity": 0, "quota": 5, "account": 1, "network": 1, "hardware": 0, "client": 0},
-    "holdout": {"capacity": 21, "quota": 22, "account": 25, "network": 25, "hardware": 21, "client": 13},
+    "holdout": {"capacity": 21, "quota": 23, "account": 25, "network": 25, "hardware": 21, "client": 14},
 }
 """Decidable items judged right per cause, per set. Raise these when the engine improves; never lower them.
 tune2 was first scored by the engine tuned on `tune` alone (its out-of-sample figure then: 150 of 198,
@@ -63,12 +63,15 @@ quota 18, account 6, network 6, hardware 1, client 4). tune9 (32 excerpts, 22 de
 and hardware) was scored once by the engine with every row of the eighth round but its own: 18 of 22 (capacity 7,
 quota 1, hardware 5, client 5), then tuned on; tune10 (47 excerpts, 26 decidable, gathered for client and network)
 likewise: 23 of 26 (capacity 1, quota 3, account 3, network 7, client 9); tune11 (15 excerpts, 9 decidable, from
-forums and Q&A pages as well as threads) likewise: 7 of 9 (quota 5, account 1, network 1)."""
+forums and Q&A pages as well as threads) likewise: 7 of 9 (quota 5, account 1, network 1). The held-out half in the
+eighth round: 126 of 146 once, by this test, with a retraining of the word counts that was then dropped on the
+tuning sets' evidence (client 12); 128 of 146 after the rows from tune8 … tune11 and four fresh batches (client
++1); 129 of 146 (88%) on the engine as it ships, after four more fresh batches (quota +1)."""
 
 WRONG_CAPACITY_CEILING = 1
 """Wrong capacity verdicts among decidable items of all sets, at most (lower it when it improves): measured
 1 of 77 after the second tuning round, 1 of 114 after the fifth, 1 of 122 with tune5, 1 of 128 with tune6 and
-tune7 (the one is held out)."""
+tune7, 1 of 139 with tune8 … tune11 (the one is held out)."""
 
 
 @functools.cache
