@@ -241,37 +241,12 @@ error."""
 
 KNOWN_MISSES_6 = frozenset({"sparkai.errors.SparkAIConnectionError: Error Code: 11201"})
 
-
-def _fresh_6() -> list[Any]:
-    out = []
-    for line in FRESH_6.read_text("utf-8").splitlines():
-        cause, text = line.split("\t", 1)
-        text = text.replace("\\n", "\n")
-        marks = [pytest.mark.xfail(strict=True)] if any(text.startswith(m) for m in KNOWN_MISSES_6) else []
-        out.append(pytest.param(cause, text, marks=marks))
-    return out
-
-
-@pytest.mark.parametrize(("cause", "text"), _fresh_6())
-def test_explain_names_the_cause_of_the_eighth_rounds_fresh_texts(cause: str, text: str) -> None:
-    assert explain(text).verdict.cause == cause
-
-
 FRESH_CLIENT = Path(__file__).parent / "data" / "fresh-texts-client.tsv"
 """Client-side failures written in the eighth round from the formats SDKs, runtimes and servers print (no corpus
 read): models that are not supported or were retired, URLs without a scheme or served by another API, request
 shapes, runtimes and packages that do not fit, a provider not configured, and client bugs on an answer they did
 not expect (beside a refusal, the refusal is the cause). Most were missed when written and became rows of their
 kind, so this is a regression set."""
-
-
-@pytest.mark.parametrize(
-    ("cause", "text"),
-    [tuple(line.split("\t", 1)) for line in FRESH_CLIENT.read_text("utf-8").splitlines()],
-)
-def test_explain_names_the_cause_of_client_side_failures(cause: str, text: str) -> None:
-    assert explain(text.replace("\\n", "\n")).verdict.cause == cause
-
 
 FRESH_7 = Path(__file__).parent / "data" / "fresh-texts-7.tsv"
 """60 texts as users paste them (a terminal session, a wrapper's re-raise, a toast copied from an app, `curl -v`
@@ -280,26 +255,10 @@ who read neither the classifier nor any corpus set (`\\t` and `\\n` stand for a 
 of the time named 59 of 60 before anything was changed for them; the miss (a bare `Status 429` line with the
 provider's body on the next line) made an error body under its status line part of that line's record."""
 
-
-@pytest.mark.parametrize(
-    ("cause", "text"), [tuple(line.split("\t", 1)) for line in FRESH_7.read_text("utf-8").splitlines()]
-)
-def test_explain_names_the_cause_of_pasted_sessions(cause: str, text: str) -> None:
-    assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
-
-
 FRESH_8 = Path(__file__).parent / "data" / "fresh-texts-8.tsv"
 """60 more, weighted to the causes the corpus is thinnest in (20 client, 15 network, 10 account, 5 of each other),
 written the same way. The engine of the time named 57 of 60; the misses became rows of their kind (a value
 outside its supported range, a JSON body the server could not deserialize, a Squid proxy's own 503)."""
-
-
-@pytest.mark.parametrize(
-    ("cause", "text"), [tuple(line.split("\t", 1)) for line in FRESH_8.read_text("utf-8").splitlines()]
-)
-def test_explain_names_the_cause_of_the_thin_causes(cause: str, text: str) -> None:
-    assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
-
 
 FRESH_9 = Path(__file__).parent / "data" / "fresh-texts-9.tsv"
 """Hard ones: the decisive words deep in a wrapper (an HTML page, JSON in a JSON string, a dict repr, an SSE
@@ -313,14 +272,6 @@ Chinese flow-control limit, Tencent Cloud's AuthFailure and a key that does not 
 exceeded", DirectML's GPU hang, a labelled body under its status line, a 429's reason phrase read as the status it
 is rather than as words beside it)."""
 
-
-@pytest.mark.parametrize(
-    ("cause", "text"), [tuple(line.split("\t", 1)) for line in FRESH_9.read_text("utf-8").splitlines()]
-)
-def test_explain_names_the_cause_of_hard_wrappings(cause: str, text: str) -> None:
-    assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
-
-
 FRESH_11 = Path(__file__).parent / "data" / "fresh-texts-11.tsv"
 """Less common ecosystems (Rust, Go, Swift, Kotlin, PHP, Ruby, Elixir, Dart, C#, R, Julia, Emacs, Neovim, chat bots,
 Home Assistant, n8n, Dify, note-taking plugins; MLX, ROCm, Intel Arc, Jetson, DirectML, WSL2), written the same
@@ -329,14 +280,6 @@ Erlang's transport reasons such as `:nxdomain`, Elixir's function-clause and mat
 rocBLAS without kernels for a GPU arch). Left out: an Obsidian plugin's Japanese "model X cannot be used with
 provider OpenAI", which no row reads yet."""
 
-
-@pytest.mark.parametrize(
-    ("cause", "text"), [tuple(line.split("\t", 1)) for line in FRESH_11.read_text("utf-8").splitlines()]
-)
-def test_explain_names_the_cause_in_less_common_ecosystems(cause: str, text: str) -> None:
-    assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
-
-
 FRESH_10 = Path(__file__).parent / "data" / "fresh-texts-10.tsv"
 """What ends up in the logs and output panels of AI coding tools and agents (Codex CLI, Claude Code, Gemini CLI,
 Cursor and VS Code extension hosts, Copilot, Continue, Cline, Aider, JetBrains, Zed, Warp, goose…), weighted to
@@ -344,14 +287,6 @@ the network (20) and capacity (15), written the same way. The engine of the time
 rows of their kind (HTML where JSON was expected, Chromium's PAC-script and proxy-auth errors, "degraded
 performance" and a partial outage, 高負荷, Gemini's request-schema errors, a premium request allowance used up,
 a relay's request cap in Chinese, and a connection failure that quotes a 4xx: the server answered)."""
-
-
-@pytest.mark.parametrize(
-    ("cause", "text"), [tuple(line.split("\t", 1)) for line in FRESH_10.read_text("utf-8").splitlines()]
-)
-def test_explain_names_the_cause_in_coding_tools_logs(cause: str, text: str) -> None:
-    assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
-
 
 FRESH_12 = Path(__file__).parent / "data" / "fresh-texts-12.tsv"
 """Short plain texts as users report them (bare statuses in many spellings, provider codes with short messages,
@@ -372,10 +307,21 @@ model path that does not exist, a model architecture or quantization type the se
 "value not in list"). Left out: an access line with a 404 (traffic, in a log), vLLM's quantization mismatch, and
 two connection refusals to a local server that the tables read as the client's base URL or a server not yet up."""
 
+BATCHES = (FRESH_6, FRESH_CLIENT, FRESH_7, FRESH_8, FRESH_9, FRESH_10, FRESH_11, FRESH_12, FRESH_13)
+"""The eighth round's batches, one `label<TAB>text` per line (`\\n` and `\\t` stand for a newline and a tab)."""
 
-@pytest.mark.parametrize(
-    ("cause", "text"),
-    [tuple(line.split("\t", 1)) for f in (FRESH_12, FRESH_13) for line in f.read_text("utf-8").splitlines()],
-)
-def test_explain_names_the_cause_of_short_reports_and_local_stacks(cause: str, text: str) -> None:
-    assert explain(text.replace("\\n", "\n").replace("\\t", "\t")).verdict.cause == cause
+
+def _batch(path: Path) -> list[Any]:
+    """One batch's lines as test cases, named by file and line; a known miss is marked (strict: it must fail)."""
+    out = []
+    for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+        cause, text = line.split("\t", 1)
+        text = text.replace("\\n", "\n").replace("\\t", "\t")
+        marks = [pytest.mark.xfail(strict=True)] if text.startswith(tuple(KNOWN_MISSES_6)) else []
+        out.append(pytest.param(cause, text, marks=marks, id=f"{path.stem}-{n}"))
+    return out
+
+
+@pytest.mark.parametrize(("cause", "text"), [case for path in BATCHES for case in _batch(path)])
+def test_explain_names_the_cause_of_the_eighth_rounds_batches(cause: str, text: str) -> None:
+    assert explain(text).verdict.cause == cause
