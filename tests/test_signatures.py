@@ -4,10 +4,12 @@ engine can match (a property test over generated texts), so the log scanner may 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -468,12 +470,19 @@ def test_every_match_contains_a_prefilter_literal(row_id: str, pattern: str, dat
 )
 def test_generated_lines_are_candidates_whenever_the_engine_judges_them(text: str) -> None:
     """The scanner's prefilter, built from the engine's literals, selects every line the engine judges."""
-    from capdoctor.logscan.engine import build_prefilter
-
     _agree(text)
     if classify(text, origin="log"):
         for prefer in (None, "python"):
-            assert build_prefilter(engine().literals(), prefer=prefer).ends(text.encode()), (prefer, text)
+            assert _prefilter(prefer).ends(text.encode()), (prefer, text)
+
+
+@functools.cache
+def _prefilter(prefer: str | None) -> Any:
+    """The scanner's prefilter over the engine's literals (Hyperscan where it exists, or the pure-Python one),
+    built once: building it per generated line took most of the property test's time."""
+    from capdoctor.logscan.engine import build_prefilter
+
+    return build_prefilter(engine().literals(), prefer=prefer)
 
 
 def test_literal_units_name_what_they_trigger() -> None:
