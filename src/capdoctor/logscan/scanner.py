@@ -71,15 +71,7 @@ _CONT_PREFIXES = (
     b"\xe2\x8e\xbf",
     b"Traceback",
     b"\xe2\x80\xa6",
-    b'{"error"',
-    b'{ "error"',
-    b"{'error'",
-    b'{"object":"error"',
-    b'{"type":"error"',
 )
-"""Line starts that continue the record above: indented or closing lines, stack frames, and an error body
-printed on its own line under the status that reported it (`Status 429` then `{"error": …}`): the status is
-judged with the body's words. A JSON log line starts with its level or time, never with an error object."""
 _HTML_LINE = re.compile(rb"<[!/a-zA-Z]")
 _TS_HEAD = re.compile(
     rb"^\s*[\[(]?(?:(?:19|20)\d\d-\d\d-\d\d|1\d{9}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|"
@@ -661,16 +653,20 @@ def example_of(text: str) -> str:
     return " ".join(text.split())[:EXAMPLE_CHARS]
 
 
-_BODY_LINE = re.compile("(?i:response|body|响应|返回|응답|レスポンス)(?: body)? *(?::|：|=) *[{[]".encode())
-"""A line that labels the error body it prints (`Response: {"error": …}`, `响应：{…}`): under the status line
-that reported it, it continues that record, as an unlabelled body does (`_CONT_PREFIXES`)."""
+_BODY_LINE = re.compile(
+    "(?i:response|body|响应|返回|응답|レスポンス)(?: body)? *(?::|：|=) *[{[]"
+    r"""|\{ ?(?:"error"|'error'|"object":"error"|"type":"error")""".encode()
+)
+"""An error body printed on its own line under the status that reported it, as is (`{"error": …}`) or labelled
+(`Response: {…}`, `响应：{…}`): it continues that record, so the status is judged with the body's words. A JSON
+log line starts with its level or time, never with an error object."""
 _NOT_CONT_FIRST = frozenset(b"0123456789ADEGHIJKLMNOPQSUVWXYZcdefghijklmnopqstuvwxyz")
 """First bytes of a line that `_is_continuation` never accepts (no prefix, bracket or tag starts with them):
 the common case, a timestamped or plain line, is decided without copying the line out."""
 
 
 def _is_continuation(line: bytes) -> bool:
-    """A stack frame, an indented or closing line, a bare opening bracket, an HTML tag or a labelled error body:
+    """A stack frame, an indented or closing line, a bare opening bracket, an HTML tag or an error body (`_BODY_LINE`):
     the body under the line that reported it (`Error code: 429` then `{`, `unexpected status 403` then `<h1>…`,
     `Status 429` then `响应：{"error": …}`)."""
     return (
