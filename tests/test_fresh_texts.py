@@ -307,8 +307,46 @@ model path that does not exist, a model architecture or quantization type the se
 "value not in list"). Left out: an access line with a 404 (traffic, in a log), vLLM's quantization mismatch, and
 two connection refusals to a local server that the tables read as the client's base URL or a server not yet up."""
 
-BATCHES = (FRESH_6, FRESH_CLIENT, FRESH_7, FRESH_8, FRESH_9, FRESH_10, FRESH_11, FRESH_12, FRESH_13)
-"""The eighth round's batches, one `label<TAB>text` per line (`\\n` and `\\t` stand for a newline and a tab)."""
+FRESH_14 = Path(__file__).parent / "data" / "fresh-texts-14.tsv"
+"""Cloud platforms and gateways in front of models (AWS Bedrock through botocore, Azure OpenAI and AI Foundry, Vertex
+AI, Cloudflare AI Gateway and Workers AI, Kong, Apigee, APIM, LiteLLM, Portkey, Helicone, OpenRouter, corporate
+egress proxies, self-hosted endpoints), ten per cause, written the same way in the ninth round. The engine of the
+time named 56 of 60; the misses became rows of their kind (NVML that cannot reach or match the driver, nvidia-smi
+that cannot talk to it, an uncorrectable ECC error, botocore's UnknownServiceError: an SDK too old to know the
+service)."""
+
+FRESH_15 = Path(__file__).parent / "data" / "fresh-texts-15.tsv"
+"""Users writing in Chinese, Japanese, Korean, Vietnamese, Spanish, Portuguese, Russian, German, French, Turkish and
+Indonesian around the errors of Asian and European providers and relays (DashScope, Zhipu, Moonshot, Qianfan,
+Volcengine Ark, MiniMax, DeepSeek, SiliconFlow, Hunyuan, YandexGPT, GigaChat, Mistral), ten per cause, written the
+same way in the ninth round. The engine of the time named 57 of 60; the misses became rows or conditions of their
+kind (an overdue balance or account in arrears, which a generic `'type': 'Forbidden'` had sent to a provider's region
+refusal; a 404 whose body is only "Not Found", or beside a base URL: the path; "exceeded model token limit", which
+an auth row had read as a token "invalid" inside `invalid_request_error`)."""
+
+FRESH_16 = Path(__file__).parent / "data" / "fresh-texts-16.tsv"
+"""Agent and app frameworks that re-wrap the provider's error (LangChain, LangGraph, LlamaIndex, CrewAI, AutoGen,
+Semantic Kernel, Spring AI, Haystack, DSPy, instructor, the Vercel AI SDK, Mastra, Pydantic AI, tenacity, Celery,
+FastAPI, Gradio, n8n, Dify, Flowise), ten per cause, written the same way in the ninth round. The engine of the time
+named 58 of 60; the misses became rows of their kind (a worker killed by SIGKILL or with exit code 137, the OOM
+killer's mark; NVML's version-mismatch and driver-not-loaded errors)."""
+
+BATCHES = (
+    FRESH_6,
+    FRESH_CLIENT,
+    FRESH_7,
+    FRESH_8,
+    FRESH_9,
+    FRESH_10,
+    FRESH_11,
+    FRESH_12,
+    FRESH_13,
+    FRESH_14,
+    FRESH_15,
+    FRESH_16,
+)
+"""The eighth and ninth rounds' batches, one `label<TAB>text` per line (`\\n` and `\\t` stand for a newline and
+a tab)."""
 
 
 def _batch(path: Path) -> list[Any]:
