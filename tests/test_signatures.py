@@ -92,16 +92,16 @@ def test_bad_rows_are_reported_with_their_id() -> None:
 
 
 def test_another_language_is_one_more_row() -> None:
-    """A phrase family learns Italian from one data row, without code."""
+    """A phrase family learns Finnish from one data row, without code."""
     files = {name: tbl.resources.files("capdoctor.classifier").joinpath(name).read_text("utf-8") for name in tbl.FILES}
-    text = "Il server è sovraccarico, riprova più tardi"
+    text = "Palvelin on ylikuormitettu, yritä myöhemmin uudelleen"
     assert Engine(tbl.load(files)).classify(text) == []
     files["phrases.toml"] += (
-        '\n[[phrase]]\nid = "phrase.overloaded.it"\nfamily = "overloaded"\nlang = "it"\n'
-        "phrases = ['sovraccaric']\nliterals = [\"sovraccaric\"]\n"
+        '\n[[phrase]]\nid = "phrase.overloaded.fi"\nfamily = "overloaded"\nlang = "fi"\n'
+        "phrases = ['ylikuormit']\nliterals = [\"ylikuormit\"]\n"
     )
     top = Engine(tbl.load(files)).classify(text)[0]
-    assert top.signature.id == "phrase.overloaded.it" and top.signature.cause is Cause.CAPACITY
+    assert top.signature.id == "phrase.overloaded.fi" and top.signature.cause is Cause.CAPACITY
 
 
 def test_memory_kind_is_row_data() -> None:
