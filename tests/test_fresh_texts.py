@@ -391,6 +391,19 @@ curl codes, HRESULTs, CUDA and cuDNN names, exit codes, provider error types and
 written the same way in the ninth round. The engine of the time named 59 of 60; the miss became a row
 (`CUDNN_STATUS_NOT_INITIALIZED`)."""
 
+FRESH_23 = Path(__file__).parent / "data" / "fresh-texts-23.tsv"
+"""Windows and macOS specifics (PowerShell's web cmdlets, Schannel and WinHTTP, antivirus HTTPS scanning, WSL2,
+execution policy, code pages; keychains, Homebrew, Apple Silicon's unified memory, zsh), ten per cause, written
+the same way in the ninth round. The engine of the time named 55 of 60; the misses became rows of their kind
+(.NET's "remote name could not be resolved", a shell's "killed" mid-load, PowerShell's execution policy, a
+`UnicodeDecodeError` reading the client's own files)."""
+
+FRESH_24 = Path(__file__).parent / "data" / "fresh-texts-24.tsv"
+"""Longer pastes with several messages and one root cause (retry loops, a generic wrapper line after the real error,
+a consequence after its cause, CLI sessions, stack traces with the provider's error inside, INFO noise), ten per
+cause, written the same way in the ninth round. The engine of the time named 59 of 60; the miss became a row (PTX
+"compiled with an unsupported toolchain": a driver older than the runtime)."""
+
 BATCHES = (
     FRESH_6,
     FRESH_CLIENT,
@@ -410,6 +423,8 @@ BATCHES = (
     FRESH_20,
     FRESH_21,
     FRESH_22,
+    FRESH_23,
+    FRESH_24,
 )
 """The eighth and ninth rounds' batches, one `label<TAB>text` per line (`\\n` and `\\t` stand for a newline and
 a tab)."""
