@@ -404,6 +404,33 @@ a consequence after its cause, CLI sessions, stack traces with the provider's er
 cause, written the same way in the ninth round. The engine of the time named 59 of 60; the miss became a row (PTX
 "compiled with an unsupported toolchain": a driver older than the runtime)."""
 
+FRESH_25 = Path(__file__).parent / "data" / "fresh-texts-25.tsv"
+"""AI coding tools and IDE assistants (Codex CLI, Claude Code, Gemini CLI, Copilot, Cursor, Windsurf, Cline, Roo,
+Kilo, Continue, Aider, Zed, JetBrains, Amazon Q, Cody, OpenCode, Goose, Warp, Trae): their banners, panels and
+logs, ten per cause, written the same way in the ninth round. The engine of the time named 58 of 60; the misses
+became rows of their kind ("elevated error rates" in an "ongoing incident", a chat-completions path doubled by a
+base URL that already ends in it)."""
+
+FRESH_26 = Path(__file__).parent / "data" / "fresh-texts-26.tsv"
+"""Streaming, realtime and long-running calls (SSE error events and cut streams, realtime WebSockets and their close
+codes, gRPC streams, batch and background jobs, proxies' idle timeouts, local servers dying mid-stream), ten per
+cause, written the same way in the ninth round. The engine of the time named 54 of 60; the misses became rows of
+their kind (a WebSocket closed with 1013 "try again later", "Invalid value … Supported values are", the SDK's
+"streaming is strongly recommended" refusal, SSE's `[DONE]` parsed as JSON, which is the client's bug and no HTML
+page). Left out: an ELB's 504 that only the writer's note ("arrived exactly 60 s after…") makes an idle timeout,
+and a `JSONDecodeError` on a chunk that could as well be a stream cut short."""
+
+FRESH_27 = Path(__file__).parent / "data" / "fresh-texts-27.tsv"
+"""Models run locally on varied hardware (ROCm, Intel Arc and oneAPI, Apple MPS, CPU only, Jetson, NCCL, cgroup
+limits, full disks, ExLlamaV2, MLC, llama-cpp-python, ONNX Runtime, TensorRT-LLM, ComfyUI), hardware 25, client 15,
+network 10, account 5, capacity 5, written the same way in the ninth round. The engine of the time named 45 of 60,
+and most misses were the client's: the words of local stacks (llama, gguf, load) lean to the machine. They became
+rows of their kind (a GGUF version or file magic the runtime cannot read, "does not recognize this architecture",
+a TensorRT plan built by another version, a build without GPU support, CUDA libraries that do not load, a
+quantization method that does not match, half precision on the CPU, a `.gguf` path that does not exist, an amdgpu
+ring timeout, git's "RPC failed; curl 56" and GnuTLS receive errors). Left out: a description of swap thrashing
+with no error in it."""
+
 BATCHES = (
     FRESH_6,
     FRESH_CLIENT,
@@ -425,6 +452,9 @@ BATCHES = (
     FRESH_22,
     FRESH_23,
     FRESH_24,
+    FRESH_25,
+    FRESH_26,
+    FRESH_27,
 )
 """The eighth and ninth rounds' batches, one `label<TAB>text` per line (`\\n` and `\\t` stand for a newline and
 a tab)."""
