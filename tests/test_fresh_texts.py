@@ -431,6 +431,30 @@ quantization method that does not match, half precision on the CPU, a `.gguf` pa
 ring timeout, git's "RPC failed; curl 56" and GnuTLS receive errors). Left out: a description of swap thrashing
 with no error in it."""
 
+FRESH_28 = Path(__file__).parent / "data" / "fresh-texts-28.tsv"
+"""The account (20: organisation verification, expired logins of coding CLIs, restricted keys' missing scopes,
+models disabled by an admin or a policy, keys of another project, leaked or frozen keys, KYC, regions, IP
+allowlists, cloud roles, Bedrock model access, gated repositories) among look-alikes of the other causes (8 each),
+written the same way in the ninth round. The engine of the time named 56 of 60; the misses became rows of their
+kind (demand "unusually high" for a model, billing that must be enabled on a project, a GPU "lost", a field
+"required")."""
+
+FRESH_29 = Path(__file__).parent / "data" / "fresh-texts-29.tsv"
+"""The network (20: IPv6 black holes, MTU, GOAWAY, NTLM and PAC proxies, SOCKS, TUN modes' fake-IP DNS, DNS
+pollution, captive portals, TLS inspection and pinning, containers without DNS, egress policies, VPN split
+tunnels, NAT timeouts) among look-alikes of the other causes (8 each), written the same way in the ninth round.
+The engine of the time named 55 of 60; the misses became rows of their kind (an HTTP server that received TLS,
+an HTTPS client that got HTTP, a URL that does not parse). Left out: two of a user's own local server
+misconfigured (`https://` to a plain-HTTP localhost, a wrong local port), which the tables read as the
+network's or the base URL's on documented grounds."""
+
+FRESH_30 = Path(__file__).parent / "data" / "fresh-texts-30.tsv"
+"""Quota (20: TPM, RPM and RPD with their numbers, per-model, organisation and tier limits, batch queues,
+concurrency, free tiers, gateway budgets, credit grants, coding plans' windows) among look-alikes of the other
+causes (8 each), written the same way in the ninth round. The engine of the time named 56 of 60; the misses became
+rows of their kind (an OpenRouter key's monthly limit, an input token count over the model's maximum, an invalid
+`response_format` schema). Left out: nginx's bare 504 page, which says nothing of whose timeout it was."""
+
 BATCHES = (
     FRESH_6,
     FRESH_CLIENT,
@@ -455,6 +479,9 @@ BATCHES = (
     FRESH_25,
     FRESH_26,
     FRESH_27,
+    FRESH_28,
+    FRESH_29,
+    FRESH_30,
 )
 """The eighth and ninth rounds' batches, one `label<TAB>text` per line (`\\n` and `\\t` stand for a newline and
 a tab)."""
