@@ -499,5 +499,5 @@ def _batch(path: Path) -> list[Any]:
 
 
 @pytest.mark.parametrize(("cause", "text"), [case for path in BATCHES for case in _batch(path)])
-def test_explain_names_the_cause_of_the_eighth_rounds_batches(cause: str, text: str) -> None:
+def test_explain_names_the_cause_in_every_fresh_batch(cause: str, text: str) -> None:
     assert explain(text).verdict.cause == cause
