@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from capdoctor.classifier.structure import error_status
+from capdoctor.classifier.structure import extract_error as fields_of
 from capdoctor.logscan import scanner
 from capdoctor.logscan.engine import build_prefilter
 from capdoctor.logscan.scanner import Facts, RecordMemo, ScanOptions, judge, record_key, relevant, scan_bytes
@@ -293,6 +295,29 @@ def test_provider_hint_by_words_equals_the_regexes() -> None:
     for text in texts + [t.upper() for t in texts]:
         want = next((name for name, rx in scanner.provider_hints() if rx.search(text)), None)
         assert scanner.provider_hint(text) == want, text
+
+
+def test_gated_fields_equal_the_regexes() -> None:
+    """`error_status` gives the status `extract_error` reads from the fields (no status reader), and the gated
+    `find_model` and `find_request_ids` what their regexes give ungated, on every example and corpus text,
+    upper-cased, and beside a long s (which IGNORECASE folds to `s`, so a non-ASCII text is never gated)."""
+    texts = _examples() + _corpus_texts()
+    texts += ['{"status": "error", "code": "429"}', "'status': 'x', 'code': 503", '"\u017ftatus": 503', "code=1"]
+    for text in texts + [t.upper() for t in texts] + [f"\u017f {t}" for t in texts[:200]]:
+        assert error_status(text) == fields_of(text)["status"], text
+        m = scanner._MODEL_FIELD.search(text)
+        m2 = scanner.MODEL_RE.search(text)
+        want = (
+            m.group(1).lower()
+            if m and scanner.MODEL_RE.fullmatch(m.group(1))
+            else m2.group(1).lower().rstrip(".:")
+            if m2
+            else None
+        )
+        assert scanner.find_model(text) == want, text
+        ids = [next(g for g in rid.groups() if g) for rid in scanner._REQUEST_ID.finditer(text)]
+        kept = [v for i, v in enumerate(ids) if v not in ids[:i] and not v.lower().startswith("redacted")][:3]
+        assert scanner.find_request_ids(text) == kept, text
 
 
 def test_retried_shortcut_equals_the_regex() -> None:

@@ -57,6 +57,13 @@ def _internals() -> tuple[Any, Any, Any] | None:
     return parser, compiler, sre
 
 
+def parser() -> Any:
+    """Python's regex parser module (`re._parser`, 3.10: `sre_parse`), or None when the internals differ from
+    what this module knows (`gates.required_literal` reads patterns with it)."""
+    internals = _internals()
+    return internals[0] if internals is not None else None
+
+
 def _key() -> bytes:
     """The build-cache key: Python's exact version, the regex engine's constants and this module's source."""
     internals = _internals()

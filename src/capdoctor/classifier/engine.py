@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from capdoctor.classifier import compiled
+from capdoctor.classifier.gates import Alternation, Gate
 from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
     ORIGINS,
@@ -78,9 +79,9 @@ class _Row:
 
     sig: Signature
     token_re: re.Pattern[str] | None
-    phrase_re: re.Pattern[str] | None
+    phrase: Alternation | None
     also_re: tuple[re.Pattern[str], ...]
-    unless_re: re.Pattern[str] | None
+    unless: Alternation | None
     header_re: tuple[tuple[str, re.Pattern[str]], ...]
 
 
@@ -127,14 +128,22 @@ def trie_pattern(words: Sequence[str]) -> str:
     return _emit(root)
 
 
+def _alternation(patterns: Sequence[str], gates: Sequence[Gate]) -> Alternation | None:
+    """A row's phrases (or `unless` patterns) as one alternation searched phrase by phrase (`gates`)."""
+    if not patterns:
+        return None
+    flags = re.IGNORECASE | re.DOTALL
+    return Alternation([compiled.pattern(ascii_words(p), flags) for p in patterns], gates or [()] * len(patterns))
+
+
 def _compile(sig: Signature) -> _Row:
     flags = re.IGNORECASE | re.DOTALL
     return _Row(
         sig,
         token_pattern(sig.names + sig.codes),
-        compiled.pattern(ascii_words("|".join(f"(?:{p})" for p in sig.phrases)), flags) if sig.phrases else None,
+        _alternation(sig.phrases, sig.phrase_gates),
         tuple(compiled.pattern(ascii_words(p), flags) for p in sig.also),
-        compiled.pattern(ascii_words("|".join(f"(?:{p})" for p in sig.unless)), flags) if sig.unless else None,
+        _alternation(sig.unless, sig.unless_gates),
         tuple((n, compiled.pattern(rx, re.IGNORECASE)) for n, rx in sig.headers),
     )
 
@@ -393,8 +402,9 @@ class Engine:
 
         hit = self._status(text, status, spellings, names)
         found: list[Match] = []
+        lower = text.lower() if text.isascii() else None  # the rows' phrase gates read it (`gates.Alternation`)
         for i in sorted(rows):
-            m = self._match_row(self._row(i), text, status, hit.status if hit else None, headers, origin)
+            m = self._match_row(self._row(i), text, lower, status, hit.status if hit else None, headers, origin)
             if m is not None:
                 found.append(m)
         if hit is not None:
@@ -443,7 +453,8 @@ class Engine:
             return None  # a record logged at INFO or DEBUG, or a stack frame: the program's chatter, not its error
         if not (status_read or triggered or self.reader.has_error_word(text) or self._error_marked(text)):
             return None
-        if any((c := self._row(i)).unless_re is not None and c.unless_re.search(text) for i in triggered):
+        lower = text.lower() if text.isascii() else None
+        if any((c := self._row(i)).unless is not None and c.unless.found(text, lower) for i in triggered):
             return None
         from capdoctor.classifier.words import model
 
@@ -513,11 +524,19 @@ class Engine:
         return Match(chosen.row, SCORE_STATUS, excerpt)
 
     def _match_row(
-        self, c: _Row, text: str, status: int | None, fit: int | None, headers: Mapping[str, str] | None, origin: str
+        self,
+        c: _Row,
+        text: str,
+        lower: str | None,
+        status: int | None,
+        fit: int | None,
+        headers: Mapping[str, str] | None,
+        origin: str,
     ) -> Match | None:
-        """Score one compiled row against one text, or None when it does not match; `status` is the
-        caller's (rows strict about their status need it), `fit` the status judged (it adds to rows listing it,
-        and vetoes rows whose words it contradicts: `not_statuses`)."""
+        """Score one compiled row against one text, or None when it does not match; `lower` is `text.lower()`
+        for an ASCII text (else None), `status` the caller's (rows strict about their status need it), `fit`
+        the status judged (it adds to rows listing it, and vetoes rows whose words it contradicts:
+        `not_statuses`)."""
         sig = c.sig
         if origin not in sig.origins:
             return None
@@ -532,8 +551,8 @@ class Engine:
             if m:
                 score = SCORE_CODE if sig.layer is not Layer.STRUCTURE else SCORE_NAME
                 span = m.span()
-        if c.phrase_re is not None:
-            m = c.phrase_re.search(text)
+        if c.phrase is not None:
+            m = c.phrase.search(text, lower)
             if m:
                 score = max(score, SCORE_PHRASE) + (0.5 if score else 0.0)
                 span = span or m.span()
@@ -542,7 +561,7 @@ class Engine:
             score = max(score, SCORE_HEADER)
         if score == 0.0:
             return None
-        if c.unless_re is not None and c.unless_re.search(text):
+        if c.unless is not None and c.unless.found(text, lower):
             return None
         if any(not rx.search(text) for rx in c.also_re):
             return None

@@ -208,6 +208,30 @@ def _error_nodes(obj: Any, depth: int = 0) -> list[Mapping[str, Any]]:
     return out
 
 
+def error_status(text: str) -> int | None:
+    """`extract_error(text)["status"]`, reading only what the status needs: the first status of the error
+    objects, else the `status` field, else a `code` field that is a status. The log scanner asks this of every
+    new error text; the message, type and code fields it skips cost more than the status."""
+    text = text[:MAX_READ]
+    values = _decoded(text) or [v for v in (_repr_dict(text),) if v is not None]
+    nodes = [n for v in values for n in _error_nodes(v)]
+    if nodes:  # a node whose code is a status gives it here, so extract_error's code fallback adds nothing
+        for node in nodes:
+            status = _as_status(node.get("status")) or _as_status(node.get("code"))
+            if status is not None:
+                return status
+        return None
+    lower = text.lower() if text.isascii() else None  # a non-ASCII text may spell `ſtatus`: the regexes decide
+    for key in ("status", "code"):
+        if lower is not None and key not in lower:
+            continue
+        m = _FIELD_RES[key].search(text)
+        value = (m.group("v") if m.group("v") is not None else m.group("n")) if m else None
+        if value not in (None, "null", "None", "") and (status := _as_status(value)) is not None:
+            return status
+    return None
+
+
 def extract_error(text: str, reader: StatusReader | None = None) -> dict[str, Any]:
     """Pull `{status, code, type, message}` out of an error text, whatever wraps it.
 

@@ -24,8 +24,8 @@ from datetime import datetime, timedelta, timezone
 from functools import cache
 from typing import Any, NamedTuple
 
-from capdoctor.classifier.structure import StatusHit
-from capdoctor.classifier.structure import extract_error as fields_of
+from capdoctor.classifier.gates import Gate, admits, required
+from capdoctor.classifier.structure import StatusHit, error_status
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
 from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
@@ -302,9 +302,27 @@ def relevant(matches: Sequence[Match]) -> list[Match]:
     return [m for m in best if (STRENGTH_RANK[m.signature.strength], SPECIFICITY[m.signature.layer]) >= rank]
 
 
-def find_model(text: str) -> str | None:
-    """The model named in an error record (a `model` field first, else a known model-name shape)."""
-    m = _MODEL_FIELD.search(text)
+@cache
+def _gates() -> tuple[Gate, Gate, Gate]:
+    """The gates (`gates.required`) of `_MODEL_FIELD`, `MODEL_RE` and `_REQUEST_ID`: a text without any of a
+    pattern's gate literals is not searched (judged once per new error text; Python's regex engine has no
+    fast scan for these patterns' shapes)."""
+    return required(_MODEL_FIELD.pattern), required(MODEL_RE.pattern), required(_REQUEST_ID.pattern)
+
+
+def _lower(text: str) -> str | None:
+    """`text.lower()` for an ASCII text, else None: what the gates read (`gates.admits`)."""
+    return text.lower() if text.isascii() else None
+
+
+def find_model(text: str, lower: str | None = None) -> str | None:
+    """The model named in an error record (a `model` field first, else a known model-name shape); `lower`:
+    `_lower(text)` when the caller has it."""
+    field_gate, model_gate, _ = _gates()
+    lower = _lower(text) if lower is None else lower
+    if not admits(model_gate, lower):
+        return None  # both ways end in a model-name shape
+    m = _MODEL_FIELD.search(text) if admits(field_gate, lower) else None
     if m and MODEL_RE.fullmatch(m.group(1)):
         return m.group(1).lower()
     m2 = MODEL_RE.search(text)
@@ -318,9 +336,11 @@ def find_provider(text: str, signature_id: str) -> str | None:
     return provider_hint(text) or _prefix_provider(signature_id)
 
 
-def find_request_ids(text: str) -> list[str]:
-    """Request ids and cf-rays in an error record (what support asks for)."""
+def find_request_ids(text: str, lower: str | None = None) -> list[str]:
+    """Request ids and cf-rays in an error record (what support asks for); `lower` as in `find_model`."""
     out: list[str] = []
+    if not admits(_gates()[2], _lower(text) if lower is None else lower):
+        return out
     for m in _REQUEST_ID.finditer(text):
         value = next(g for g in m.groups() if g)
         if value not in out and not value.lower().startswith("redacted"):
@@ -340,9 +360,31 @@ def _hint_words() -> tuple[tuple[str, tuple[str, ...] | None, re.Pattern[str]], 
     return tuple(out)
 
 
-def provider_hint(text: str) -> str | None:
-    """The provider an error record names by host or product word (see `provider_hints`), or None."""
-    lower = text.lower() if text.isascii() else None  # ASCII: lower() folds case exactly as the regexes do
+@cache
+def _hint_flat() -> tuple[tuple[str, str], ...] | None:
+    """Every hint word with its provider, in `provider_hints` order, when every hint is plain words (else None):
+    the first word found names the provider the ordered hints name, since each provider's words come before
+    the next provider's."""
+    hints = _hint_words()
+    if any(words is None for _, words, _ in hints):
+        return None
+    first: dict[str, str] = {}
+    for name, words, _ in hints:
+        for word in words or ():
+            first.setdefault(word, name)  # a word seen before is found there first
+    return tuple(first.items())
+
+
+def provider_hint(text: str, lower: str | None = None) -> str | None:
+    """The provider an error record names by host or product word (see `provider_hints`), or None; `lower` as
+    in `find_model`."""
+    lower = _lower(text) if lower is None else lower  # ASCII: lower() folds case exactly as the regexes do
+    flat = _hint_flat()
+    if lower is not None and flat is not None:
+        for word, name in flat:
+            if word in lower:
+                return name
+        return None
     for name, words, rx in _hint_words():
         if lower is not None and words is not None:
             if any(w in lower for w in words):
@@ -387,7 +429,7 @@ def record_status(text: str, hit: StatusHit | None) -> int:
     engine already spelled out of the same text instead of reading every spelling again."""
     if "\\u" in text:  # the engine read the unescaped text: only the full read gives the same answer
         return extract_error(text)["status"] or 0
-    status = fields_of(text, None)["status"]
+    status = error_status(text)
     if status is None and hit is not None and not hit.spelling.startswith("name:"):
         status = hit.status  # the first spelled status: what extract_error's own reader would find
     return status or 0
@@ -410,7 +452,8 @@ def judge(text: str, ids: Collection[int]) -> Facts:
     matches = relevant(found)
     if not matches:
         return Facts(text, (), (), 0, False)
-    hint = provider_hint(text)
+    lower = _lower(text)
+    hint = provider_hint(text, lower)
     providers = tuple(hint or _prefix_provider(m.signature.id) for m in matches)
     return Facts(
         text,
@@ -418,8 +461,8 @@ def judge(text: str, ids: Collection[int]) -> Facts:
         providers,
         record_status(text, hit),
         retried(text),
-        find_model(text),
-        bool(find_request_ids(text)),
+        find_model(text, lower),
+        bool(find_request_ids(text, lower)),
         tuple(m.signature.id for m in matches),
         tuple(m.signature.cause.value for m in matches),
     )
@@ -576,6 +619,8 @@ class RecordMemo:
         comparisons and the address pattern on the addresses alone (`_Template.fits`). Emptied when full."""
         self.hits = 0
         self.misses = 0
+        self._missed: tuple[bytes, bytes | None, bytes, tuple[tuple[int, int], ...] | None] | None = None
+        """The last record `lookup` missed, with its bytes after the timestamp, shape and address spans."""
 
     def __len__(self) -> int:
         return len(self._data)
@@ -605,6 +650,8 @@ class RecordMemo:
                 self._remember_exact(key, rest, facts)
             if spans is not None:
                 self._remember_shape(raw, shape, spans, key, facts)
+        else:
+            self._missed = (raw, rest, shape, spans)  # what `put` needs when this record is judged next
         return key, facts
 
     def _remember_shape(
@@ -637,12 +684,20 @@ class RecordMemo:
         if len(key) > self.key_bytes:
             return
         if raw is not None:
-            m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN)
-            if m is not None:
-                self._remember_exact(key, raw[m.end() :], facts)
-            same, spans = _record_key(raw)
-            if spans is not None and same == key:
-                self._remember_shape(raw, raw.translate(_DIGIT_MAP), spans, key, facts)
+            missed = self._missed
+            if missed is not None and missed[0] is raw:  # the record `lookup` just missed: its parts are known
+                _, rest, shape, spans = missed
+            else:
+                m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN)
+                rest = raw[m.end() :] if m is not None else None
+                same, spans = _record_key(raw)
+                spans = spans if same == key else None
+                shape = raw.translate(_DIGIT_MAP) if spans is not None else b""
+            if rest is not None:
+                self._remember_exact(key, rest, facts)
+            if spans is not None:
+                self._remember_shape(raw, shape, spans, key, facts)
+        self._missed = None
         self._data[key] = facts
         if len(self._data) > self.entries:
             self._data.popitem(last=False)
