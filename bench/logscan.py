@@ -6,7 +6,8 @@ that: 64 MiB) — it writes a client log whose ordinary lines are full of the wo
 some signature row's examples at that density, plus a "unique text" variant at 1 in 100 whose error lines all
 differ (a number in each), where the scanner's memo cannot help. For each file it times the whole
 `capdoctor logs FILE --json` command (start-up included, its process tree's peak RSS sampled),
-`rg -c -i -F -f LITERALS` and `grep -c -i -F -f LITERALS` with the engine's own prefilter literals, and prints
+`rg -c -i -F -f LITERALS` and `grep -c -i -F -f LITERALS` with the engine's own prefilter literals (the three
+in turn, `--repeat` rounds, the best of each counted: a VM whose speed drifts affects all three alike), and prints
 MB/s, the cost per candidate line (wall time less start-up, over the lines holding a literal: the scan of the
 whole file included), the memory and the two wall-time ratios. It checks that every planted error line
 was counted (exactly: the engine judges each planted line once, the scan must count the same number), and exits
@@ -267,15 +268,18 @@ def main() -> int:
             _, planted = generate(path, size // div, every, unique)
             real = path.stat().st_size
             warm(path)
-            wall, peak, pss, doc = capdoctor_logs(path, args.repeat)
+            wall = rg_wall = gr_wall = float("inf")
+            peak = pss = 0
+            for _ in range(args.repeat):  # interleaved: a machine that slows down mid-run slows all three alike
+                run_wall, rss, run_pss, doc = capdoctor_logs(path, 1)
+                wall, peak, pss = min(wall, run_wall), max(peak, rss), max(pss, run_pss)
+                if have_rg:
+                    rg_wall = min(rg_wall, timed(["rg", "-c", "-i", "-F", "-f", str(lits), str(path)], env)[0])
+                gr_one, gr_out = timed(["grep", "-c", "-i", "-F", "-f", str(lits), str(path)], env)
+                gr_wall = min(gr_wall, gr_one)
+            rg_wall = rg_wall if have_rg else float("nan")
             records = sum(doc["by_cause"].values())
             counted_ok = records == planted
-            rg_wall, _ = (
-                timed(["rg", "-c", "-i", "-F", "-f", str(lits), str(path)], env, args.repeat)
-                if have_rg
-                else (float("nan"), "0")
-            )
-            gr_wall, gr_out = timed(["grep", "-c", "-i", "-F", "-f", str(lits), str(path)], env, args.repeat)
             cands = int(gr_out or 0)
             per_cand = (wall - startup) / cands * 1e6 if cands else float("nan")
             ratio_rg = wall / rg_wall if have_rg else float("inf")
