@@ -14,6 +14,7 @@ import pytest
 from capdoctor import buildcache
 from capdoctor.classifier import compiled
 from capdoctor.classifier.engine import Engine
+from capdoctor.classifier.gates import required
 from capdoctor.classifier.tables import tables
 
 
@@ -63,12 +64,29 @@ def test_stored_programs_make_the_same_patterns(cache_dir: Path, monkeypatch: py
     assert _judged(cached, texts) == _judged(fresh, texts)
 
 
+def test_stored_gates_are_the_parsed_patterns_gates(cache_dir: Path) -> None:
+    """`prepare` stores every phrase's gate beside its program; a fresh process reads them back, each the gate
+    `gates.required` reads from the pattern itself, and the rows it builds carry them."""
+    Engine(tables()).prepare()
+    compiled._reset()
+    compiled._load()
+    stored = dict(compiled._gates)
+    assert len(stored) > 1000  # every phrase and `unless` pattern of the rows
+    for (source, flags), gate in stored.items():
+        assert gate == required(source, flags), source
+    cached = Engine(tables())
+    row = cached._row(next(i for i, s in enumerate(cached._text_rows) if s.phrases))
+    assert row.phrase is not None and all(
+        stored[(rx.pattern, rx.flags & ~re.UNICODE)] == g for g, rx in row.phrase.parts
+    )
+
+
 def test_a_damaged_program_is_compiled_again(cache_dir: Path) -> None:
     """A stored program `_sre` rejects, or a payload that is not programs, reads as a miss: the pattern is
     compiled as `re.compile` would, and matches."""
     source, flags = r"rate[ _]limit(?P<n>\d+)", re.IGNORECASE
     bad = {(source, int(flags)): (int(flags), [999999, 1, 2], 0, {"n": 1}, (None, "n"))}
-    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps(bad))
+    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps((bad, {})))
     rx = compiled.pattern(source, flags)
     assert _same(rx, re.compile(source, flags))
     m = rx.search("RATE_LIMIT42")
@@ -85,7 +103,7 @@ def test_warm_stores_only_when_something_was_new(cache_dir: Path) -> None:
     path = cache_dir / f"{compiled.CACHE_NAME}.bin"
     compiled.warm(lambda: [compiled.pattern("alpha|beta"), compiled.pattern("gamma", re.IGNORECASE)])
     payload = buildcache.load(compiled.CACHE_NAME, compiled._key())
-    assert payload is not None and set(marshal.loads(payload)) == {
+    assert payload is not None and set(marshal.loads(payload)[0]) == {
         ("alpha|beta", 0),
         ("gamma", int(re.IGNORECASE)),
     }

@@ -55,45 +55,45 @@ def test_gate_literals_are_in_every_match(pattern: str, hits: list[str], misses:
 
 def test_every_phrase_has_a_gate_its_matches_pass() -> None:
     """Each phrase of the tables is gated (a row's phrases cost a substring test each unless a text can match
-    them), and on every text it matches the gate admits the text."""
+    them), and on every text it matches the gate admits the text (the engine's own compiled rows, gates from
+    the build cache or the parse)."""
+    eng = engine()
     texts = _texts()
     gated = 0
-    for sig in rows():
-        for phrase, gate in zip(sig.phrases + sig.unless, sig.phrase_gates + sig.unless_gates, strict=True):
-            gated += bool(gate)
-            rx = re.compile(ascii_words(phrase), FLAGS)
-            for text in texts:
-                if text.isascii() and rx.search(text):
-                    assert admits(gate, text.lower()), (sig.id, phrase, gate, text)
+    for i, sig in enumerate(eng._text_rows):
+        row = eng._row(i)
+        for alt in (row.phrase, row.unless):
+            for gate, rx in alt.parts if alt is not None else ():
+                gated += bool(gate)
+                for text in texts:
+                    if text.isascii() and rx.search(text):
+                        assert admits(gate, text.lower()), (sig.id, rx.pattern, gate, text)
     assert gated > 1000
 
 
 def test_gated_alternation_finds_what_the_alternation_finds() -> None:
-    """For the rows each text triggers (and every row on its own examples), the gated search gives the span
-    of `re.search("(?:p1)|(?:p2)|…")` and the gated `found` its truth."""
+    """For the rows each text triggers (and every row on its own examples), the engine's gated search gives
+    the span of `re.search("(?:p1)|(?:p2)|…")` and the gated `found` its truth."""
     eng = engine()
     text_rows = eng._text_rows
     by_id = {sig.id: i for i, sig in enumerate(text_rows)}
-    compiled: dict[int, list[tuple[re.Pattern[str], Alternation]]] = {}
+    joined: dict[int, list[tuple[re.Pattern[str], Alternation]]] = {}
     checked = 0
     for text in _texts():
         triggered = {i for lit in eng.literal_ids(text) for kind, i in eng._units[lit] if kind == "row"}
         for i in triggered | {by_id[s.id] for s in text_rows if text in s.examples}:
-            if i not in compiled:
-                sig = text_rows[i]
-                compiled[i] = [
-                    (
-                        re.compile(ascii_words("|".join(f"(?:{p})" for p in pats)), FLAGS),
-                        Alternation([re.compile(ascii_words(p), FLAGS) for p in pats], gates),
-                    )
-                    for pats, gates in ((sig.phrases, sig.phrase_gates), (sig.unless, sig.unless_gates))
-                    if pats
+            if i not in joined:
+                sig, row = text_rows[i], eng._row(i)
+                joined[i] = [
+                    (re.compile(ascii_words("|".join(f"(?:{p})" for p in pats)), FLAGS), alt)
+                    for pats, alt in ((sig.phrases, row.phrase), (sig.unless, row.unless))
+                    if pats and alt is not None
                 ]
             lower = text.lower() if text.isascii() else None
-            for joined_rx, alt in compiled[i]:
-                joined = joined_rx.search(text)
+            for joined_rx, alt in joined[i]:
+                want = joined_rx.search(text)
                 got = alt.search(text, lower)
-                assert (got.span() if got else None) == (joined.span() if joined else None), (text_rows[i].id, text)
-                assert alt.found(text, lower) == bool(joined), (text_rows[i].id, text)
+                assert (got.span() if got else None) == (want.span() if want else None), (text_rows[i].id, text)
+                assert alt.found(text, lower) == bool(want), (text_rows[i].id, text)
                 checked += 1
     assert checked > 3000

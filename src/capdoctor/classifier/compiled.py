@@ -28,16 +28,23 @@ from typing import Any
 
 from capdoctor import buildcache
 
+Gate = tuple[str, ...]
+"""Literals of which every match of a pattern contains one, lower-case (see `gates.required`)."""
+
 CACHE_NAME = "regex-programs"
 _Program = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
 """What `_sre.compile` takes after the pattern: flags, code, groups - 1, group index, index group."""
 
 _programs: dict[tuple[str, int], _Program] | None = None
 """The programs loaded from the build cache (None: not read yet), by (pattern, flags)."""
+_gates: dict[tuple[str, int], Gate] = {}
+"""The gates (`gates.required`) loaded from the build cache with the programs, by (pattern, flags)."""
 _made: dict[tuple[str, int], _Program] = {}
 """Programs compiled in this process (what `warm` stores)."""
+_made_gates: dict[tuple[str, int], Gate] = {}
 _asked: set[tuple[str, int]] | None = None
 """While `warm` runs its build: every (pattern, flags) asked for."""
+_asked_gates: set[tuple[str, int]] | None = None
 
 
 @cache
@@ -59,7 +66,7 @@ def _internals() -> tuple[Any, Any, Any] | None:
 
 def parser() -> Any:
     """Python's regex parser module (`re._parser`, 3.10: `sre_parse`), or None when the internals differ from
-    what this module knows (`gates.required_literal` reads patterns with it)."""
+    what this module knows (`gates.required` reads patterns with it)."""
     internals = _internals()
     return internals[0] if internals is not None else None
 
@@ -93,8 +100,21 @@ def _valid(key: Any, prog: Any) -> bool:
     )
 
 
+def _valid_gate(key: Any, gate: Any) -> bool:
+    """Whether a loaded entry has the shape of (pattern, flags) -> gate (a tuple of strings)."""
+    return (
+        isinstance(key, tuple)
+        and len(key) == 2
+        and isinstance(key[0], str)
+        and isinstance(key[1], int)
+        and isinstance(gate, tuple)
+        and all(isinstance(lit, str) for lit in gate)
+    )
+
+
 def _load() -> dict[tuple[str, int], _Program]:
-    """The stored programs ({} when the cache is off, empty, stale or damaged); read once per process."""
+    """The stored programs ({} when the cache is off, empty, stale or damaged), and the stored gates into
+    `_gates`; read once per process."""
     global _programs
     if _programs is None:
         _programs = {}
@@ -104,19 +124,32 @@ def _load() -> dict[tuple[str, int], _Program]:
                 data = marshal.loads(payload)
             except (EOFError, ValueError, TypeError):
                 data = None
-            if isinstance(data, dict) and all(_valid(k, v) for k, v in data.items()):
-                _programs = data
+            if (
+                isinstance(data, tuple)
+                and len(data) == 2
+                and isinstance(data[0], dict)
+                and isinstance(data[1], dict)
+                and all(_valid(k, v) for k, v in data[0].items())
+                and all(_valid_gate(k, v) for k, v in data[1].items())
+            ):
+                _programs = data[0]
+                _gates.update(data[1])
     return _programs
 
 
-def _compile(source: str, flags: int) -> re.Pattern[str]:
-    """`re.compile(source, flags)`, keeping the program it makes (in `_made`) when the internals allow."""
+def _compile(source: str, flags: int, gate: bool = False) -> re.Pattern[str]:
+    """`re.compile(source, flags)`, keeping the program it makes (in `_made`) when the internals allow, and
+    with `gate` the pattern's gate read from the same parse (in `_made_gates`)."""
     internals = _internals()
     if internals is None:
         return re.compile(source, flags)
     parser, compiler, sre = internals
     try:
         parsed = parser.parse(source, flags)
+        if gate:
+            from capdoctor.classifier.gates import of_parsed
+
+            _made_gates[(source, flags)] = of_parsed(parsed)
         code = [int(op) for op in compiler._code(parsed, flags)]
         groupindex = dict(parsed.state.groupdict)
         indexgroup: list[str | None] = [None] * parsed.state.groups
@@ -149,29 +182,61 @@ def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
     return _compile(source, flags)
 
 
+def gated(source: str, flags: int = 0) -> tuple[re.Pattern[str], Gate]:
+    """`pattern(source, flags)` and its gate (`gates.required`: literals of which every match contains one),
+    both from the build cache when it holds them; a pattern compiled here has its gate read from the parse the
+    compiling makes anyway (a gate alone costs a parse: ~0.1 ms a phrase)."""
+    flags = int(flags)
+    key = (source, flags)
+    if _asked_gates is not None:
+        _asked_gates.add(key)
+    _load()
+    gate = _gates.get(key)
+    if gate is None:
+        gate = _made_gates.get(key)
+    if gate is not None:
+        return pattern(source, flags), gate
+    if _asked is not None:
+        _asked.add(key)
+    prog = _load().get(key)
+    if prog is None:
+        rx = _compile(source, flags, gate=True)
+        made = _made_gates.get(key)
+        if made is not None:
+            return rx, made
+    else:
+        rx = pattern(source, flags)
+    from capdoctor.classifier.gates import required
+
+    gate = _made_gates[key] = required(source, flags)
+    return rx, gate
+
+
 def warm(build: Callable[[], object]) -> None:
     """Run `build`, which compiles patterns through `pattern`, then store the programs of exactly the patterns
     it asked for when any of them was not stored yet (the first run after an install or a table change). With
     the cache off, nothing: compiling every pattern up front then costs more than compiling those used."""
-    global _asked
+    global _asked, _asked_gates
     if buildcache.directory() is None or _internals() is None:
         return
-    _asked = set()
+    _asked, _asked_gates = set(), set()
     try:
         build()
-        asked = _asked
+        asked, asked_gates = _asked, _asked_gates
     finally:
-        _asked = None
+        _asked = _asked_gates = None
     stored = _load()
-    if all(key in stored for key in asked):
+    if all(key in stored for key in asked) and all(key in _gates for key in asked_gates):
         return
     out = {key: prog for key in asked if (prog := _made.get(key) or stored.get(key)) is not None}
+    gates = {key: gate for key in asked_gates if (gate := _made_gates.get(key) or _gates.get(key)) is not None}
     try:
-        payload = marshal.dumps(out)
+        payload = marshal.dumps((out, gates))
     except ValueError:  # not plain data after all: nothing stored
         return
     if buildcache.store(CACHE_NAME, _key(), payload):
         stored.update(out)
+        _gates.update(gates)
 
 
 def _reset() -> None:
@@ -179,6 +244,8 @@ def _reset() -> None:
     global _programs
     _programs = None
     _made.clear()
+    _gates.clear()
+    _made_gates.clear()
 
 
 __all__ = ["pattern", "warm"]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from capdoctor.classifier import compiled
-from capdoctor.classifier.gates import Alternation, Gate
+from capdoctor.classifier.gates import Alternation
 from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
     ORIGINS,
@@ -128,12 +128,14 @@ def trie_pattern(words: Sequence[str]) -> str:
     return _emit(root)
 
 
-def _alternation(patterns: Sequence[str], gates: Sequence[Gate]) -> Alternation | None:
-    """A row's phrases (or `unless` patterns) as one alternation searched phrase by phrase (`gates`)."""
+def _alternation(patterns: Sequence[str]) -> Alternation | None:
+    """A row's phrases (or `unless` patterns) as one alternation searched phrase by phrase, each behind its
+    gate (`gates.Alternation`; pattern and gate from the build cache, `compiled.gated`)."""
     if not patterns:
         return None
     flags = re.IGNORECASE | re.DOTALL
-    return Alternation([compiled.pattern(ascii_words(p), flags) for p in patterns], gates or [()] * len(patterns))
+    made = [compiled.gated(ascii_words(p), flags) for p in patterns]
+    return Alternation([rx for rx, _ in made], [gate for _, gate in made])
 
 
 def _compile(sig: Signature) -> _Row:
@@ -141,9 +143,9 @@ def _compile(sig: Signature) -> _Row:
     return _Row(
         sig,
         token_pattern(sig.names + sig.codes),
-        _alternation(sig.phrases, sig.phrase_gates),
+        _alternation(sig.phrases),
         tuple(compiled.pattern(ascii_words(p), flags) for p in sig.also),
-        _alternation(sig.unless, sig.unless_gates),
+        _alternation(sig.unless),
         tuple((n, compiled.pattern(rx, re.IGNORECASE)) for n, rx in sig.headers),
     )
 

@@ -1,7 +1,8 @@
 """Alternations searched pattern by pattern, each skipped unless the text holds a literal it requires.
 
 Contract: `required(source)` is a gate of the regex `source`: literals, lower-case, of which every match
-contains at least one (() when it cannot tell); `Alternation(patterns, gates)` searches like one regex of
+contains at least one (() when it cannot tell; `compiled.gated` keeps each phrase's gate in the build cache
+beside its regex program); `Alternation(patterns, gates)` searches like one regex of
 `(?:p1)|(?:p2)|…` (the leftmost match, the first alternative at that position), but on an ASCII text runs only
 the alternatives whose gate has a literal in the text's lower-case form. Pure; nothing compiled here.
 
@@ -19,16 +20,15 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+from capdoctor.classifier.compiled import Gate, parser
+
 _SKIP = frozenset(("AT", "ASSERT", "ASSERT_NOT"))
 """Zero-width items: the characters on either side of one are still next to each other in the match."""
 _REPEATS = frozenset(("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"))
 _ASCII = "".join(map(chr, range(128)))
 _MAX_SET = 4
-"""A character set of at most this many literals (`[\x27’]`) multiplies a run's spellings instead of ending it."""
+"""A character set of at most this many literals (`['’]`) multiplies a run's spellings instead of ending it."""
 _MAX_SPELLINGS = 16
-
-Gate = tuple[str, ...]
-"""Literals of which every match contains at least one, lower-case; () when none is known."""
 
 
 @cache
@@ -55,7 +55,7 @@ def _char(code: int) -> str | None:
 
 
 def _set_chars(items: Any) -> list[str] | None:
-    """The characters of a small character set of literals only (`[\x27’]`, `[134]`), else None."""
+    """The characters of a small character set of literals only (`['’]`, `[134]`), else None."""
     chars = [_char(av) if str(op) == "LITERAL" else None for op, av in items]
     if not chars or len(chars) > _MAX_SET or any(ch is None for ch in chars):
         return None
@@ -117,15 +117,20 @@ def required(source: str, flags: int = re.IGNORECASE | re.DOTALL) -> Gate:
     alternatives all have some. A run stops at a character that IGNORECASE may fold to another outside the run's
     reach: a non-ASCII one that matches an ASCII letter (`ſ`, `K`); other non-ASCII characters are kept (an
     ASCII text cannot hold them, nor anything they match)."""
-    from capdoctor.classifier.compiled import parser
-
     mod = parser()
     if mod is None:
         return ()
     try:
-        parsed = mod.parse(source, flags)
-        return _gate(parsed)
+        return of_parsed(mod.parse(source, flags))
     except (re.error, RecursionError, ValueError, TypeError):
+        return ()
+
+
+def of_parsed(parsed: Any) -> Gate:
+    """`required` of a pattern already parsed (`re._parser.parse`): what compiling a pattern reads it from."""
+    try:
+        return _gate(parsed)
+    except (RecursionError, ValueError, TypeError, IndexError):
         return ()
 
 
@@ -141,13 +146,12 @@ def admits(gate: Gate, lower: str | None) -> bool:
 
 
 class Alternation:
-    """Compiled alternatives searched as one alternation, each behind the literal it requires (`gates`)."""
+    """Compiled alternatives searched as one alternation, each behind its gate (`required`)."""
 
-    __slots__ = ("gated", "parts")
+    __slots__ = ("parts",)
 
     def __init__(self, patterns: Sequence[re.Pattern[str]], gates: Sequence[Gate]) -> None:
         self.parts = tuple(zip(gates, patterns, strict=True))
-        self.gated = any(self.parts[i][0] for i in range(len(self.parts)))
 
     def search(self, text: str, lower: str | None) -> re.Match[str] | None:
         """What `re.search("(?:p1)|(?:p2)|…", text)` finds: the leftmost match, of the first alternative that

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from capdoctor import buildcache
-from capdoctor.classifier.gates import Gate, required
 from capdoctor.model import Cause, Strength
 
 if sys.version_info >= (3, 11):
@@ -82,10 +81,6 @@ class Signature:
     phrases: tuple[str, ...] = ()
     also: tuple[str, ...] = ()
     unless: tuple[str, ...] = ()
-    phrase_gates: tuple[Gate, ...] = ()
-    unless_gates: tuple[Gate, ...] = ()
-    """For each phrase (and `unless` pattern), literals of which every match of it contains one (`gates.required`):
-    derived when the tables are built, so that the engine runs only the phrases a text can match."""
     statuses: tuple[int, ...] = ()
     status_strict: bool = False
     not_statuses: tuple[int, ...] = ()
@@ -253,7 +248,6 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
     literals = tuple(lit.lower() for lit in _strs(merged, "literals"))
     if layer is Layer.STRUCTURE:  # a name is its own anchor
         literals = tuple(dict.fromkeys(literals + tuple(n.lower() for n in names)))
-    phrases, unless = _strs(merged, "phrases"), _strs(merged, "unless")
     origins = _strs(merged, "origins") or ORIGINS
     if set(origins) - set(ORIGINS):
         raise ValueError(f"unknown origin in {origins}")
@@ -269,11 +263,9 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
         memory=_memory(merged),
         names=names,
         codes=_strs(merged, "codes"),
-        phrases=phrases,
+        phrases=_strs(merged, "phrases"),
         also=_strs(merged, "also"),
-        unless=unless,
-        phrase_gates=tuple(required(p) for p in phrases),
-        unless_gates=tuple(required(p) for p in unless),
+        unless=_strs(merged, "unless"),
         statuses=tuple(int(s) for s in merged.get("statuses", ())),
         status_strict=bool(merged.get("status_strict", False)),
         not_statuses=tuple(int(s) for s in merged.get("not_statuses", ())),
@@ -426,7 +418,7 @@ def tables() -> Tables:
 
     Parsing the TOML is a visible share of every command's start-up, so the parsed tables are kept in the build
     cache (`capdoctor.buildcache`), keyed by the bytes of every table file in the package (whichever `load`
-    reads), this module's, `model`'s and `gates`' source, capdoctor's and Python's versions: any change to what they are
+    reads), this module's and `model`'s source, capdoctor's and Python's versions: any change to what they are
     built from rebuilds them. A cache that cannot be read or written only means parsing again.
     """
     key = _cache_key()
@@ -445,13 +437,12 @@ def tables() -> Tables:
 def _cache_key() -> bytes | None:
     """The build-cache key of the packaged tables (None when a source file cannot be read)."""
     from capdoctor import __version__, model
-    from capdoctor.classifier import gates
 
     try:
         folder = resources.files("capdoctor.classifier")
         files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
         parts = [part for f in files for part in (f.name.encode("utf-8"), f.read_bytes())]
-        code = [Path(f).read_bytes() for f in (__file__, model.__file__, gates.__file__)]
+        code = [Path(__file__).read_bytes(), Path(model.__file__).read_bytes()]
     except (OSError, TypeError):
         return None
     return buildcache.key(b"tables", __version__.encode(), sys.version.encode(), *code, *parts)

@@ -24,7 +24,8 @@ from datetime import datetime, timedelta, timezone
 from functools import cache
 from typing import Any, NamedTuple
 
-from capdoctor.classifier.gates import Gate, admits, required
+from capdoctor.classifier.compiled import Gate
+from capdoctor.classifier.gates import admits, required
 from capdoctor.classifier.structure import StatusHit, error_status
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
