@@ -10,8 +10,9 @@ the programs it compiled when any was new, so the file holds exactly the current
 
 The stored programs are keyed by Python's exact version and the regex engine's constants (a program is only
 valid for the engine that made it) and by this module's source; each is looked up by its pattern's own text
-and flags, so a pattern that changed is a miss, never another pattern's program. The payload is `marshal`ed
-plain data (strings, ints, tuples, lists, dicts), checked for shape when loaded. Anything unexpected — a
+and flags, so a pattern that changed is a miss, never another pattern's program. Beside the programs it keeps the
+phrases' gates (`gated`, `gates.required`), read from the parse that compiling makes anyway. The payload is
+`marshal`ed plain data (strings, ints, tuples, lists, dicts), checked for shape when loaded. Anything unexpected — a
 Python whose regex internals differ, a damaged file, a program `_sre` rejects — costs one `re.compile`,
 never a wrong pattern or a crash. Imports nothing heavy; reads the cache on first use only.
 """
@@ -83,13 +84,15 @@ def _key() -> bytes:
     return buildcache.key(b"regex-programs", sys.version.encode(), consts.encode(), how)
 
 
+def _valid_key(key: Any) -> bool:
+    """Whether a loaded key has the shape of (pattern, flags)."""
+    return isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], int)
+
+
 def _valid(key: Any, prog: Any) -> bool:
     """Whether a loaded entry has the shape of (pattern, flags) -> `_Program`."""
     return (
-        isinstance(key, tuple)
-        and len(key) == 2
-        and isinstance(key[0], str)
-        and isinstance(key[1], int)
+        _valid_key(key)
         and isinstance(prog, tuple)
         and len(prog) == 5
         and isinstance(prog[0], int)
@@ -102,14 +105,7 @@ def _valid(key: Any, prog: Any) -> bool:
 
 def _valid_gate(key: Any, gate: Any) -> bool:
     """Whether a loaded entry has the shape of (pattern, flags) -> gate (a tuple of strings)."""
-    return (
-        isinstance(key, tuple)
-        and len(key) == 2
-        and isinstance(key[0], str)
-        and isinstance(key[1], int)
-        and isinstance(gate, tuple)
-        and all(isinstance(lit, str) for lit in gate)
-    )
+    return _valid_key(key) and isinstance(gate, tuple) and all(isinstance(lit, str) for lit in gate)
 
 
 def _load() -> dict[tuple[str, int], _Program]:
