@@ -186,25 +186,17 @@ def gated(source: str, flags: int = 0) -> tuple[re.Pattern[str], Gate]:
     key = (source, flags)
     if _asked_gates is not None:
         _asked_gates.add(key)
-    _load()
-    gate = _gates.get(key)
-    if gate is None:
-        gate = _made_gates.get(key)
-    if gate is not None:
-        return pattern(source, flags), gate
-    if _asked is not None:
-        _asked.add(key)
-    prog = _load().get(key)
-    if prog is None:
-        rx = _compile(source, flags, gate=True)
-        made = _made_gates.get(key)
-        if made is not None:
-            return rx, made
-    else:
+    if key in _load():
         rx = pattern(source, flags)
-    from capdoctor.classifier.gates import required
+    else:
+        if _asked is not None:
+            _asked.add(key)
+        rx = _compile(source, flags, gate=True)
+    gate = _gates.get(key, _made_gates.get(key))
+    if gate is None:  # a stored program without its gate, or internals that do not parse
+        from capdoctor.classifier.gates import required
 
-    gate = _made_gates[key] = required(source, flags)
+        gate = _made_gates[key] = required(source, flags)
     return rx, gate
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from capdoctor.classifier import compiled
-from capdoctor.classifier.gates import Alternation
+from capdoctor.classifier.gates import Alternation, ascii_lower
 from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
     ORIGINS,
@@ -404,7 +404,7 @@ class Engine:
 
         hit = self._status(text, status, spellings, names)
         found: list[Match] = []
-        lower = text.lower() if text.isascii() else None  # the rows' phrase gates read it (`gates.Alternation`)
+        lower = ascii_lower(text)  # what the rows' phrase gates read (`gates.Alternation`)
         for i in sorted(rows):
             m = self._match_row(self._row(i), text, lower, status, hit.status if hit else None, headers, origin)
             if m is not None:
@@ -416,7 +416,7 @@ class Engine:
         if all(STRENGTH_RANK[m.signature.strength] <= WEAK_RANK for m in found) and (
             present := ids if gated else self.literal_ids(text)
         ):
-            wm = self._words_match(text, self._worded_rows(present), hit is not None)
+            wm = self._words_match(text, lower, self._worded_rows(present), hit is not None)
             if wm is not None:
                 found.append(wm)
         found.sort(key=self._rank)
@@ -438,14 +438,14 @@ class Engine:
         marks = self._words_gate[1]
         return marks is not None and marks.search(text) is not None
 
-    def _words_match(self, text: str, triggered: Collection[int], status_read: bool) -> Match | None:
+    def _words_match(self, text: str, lower: str | None, triggered: Collection[int], status_read: bool) -> Match | None:
         """The words layer, as the last word on a candidate text that nothing else explained, or explained
         only weakly (a bare 400, a remote 5xx): only for an error (a status in an error position, a row's
         literal with a letter in it, an error word such as "failed", "invalid", "错误", or an error mark such
         as an exception class name or "does not exist"; an access line with a 404 is traffic) whose triggered
         rows did not veto it (`unless`: a row's words in a context its author knew to be no
         error), and only when the words lean clearly to one cause (`words.WordModel`). Beside a weak reading,
-        the words back it when they agree and contest it when they don't."""
+        the words back it when they agree and contest it when they don't. `lower`: as in `_match_row`."""
         spec = self.tables.words
         if spec is None:
             return None
@@ -455,7 +455,6 @@ class Engine:
             return None  # a record logged at INFO or DEBUG, or a stack frame: the program's chatter, not its error
         if not (status_read or triggered or self.reader.has_error_word(text) or self._error_marked(text)):
             return None
-        lower = text.lower() if text.isascii() else None
         if any((c := self._row(i)).unless is not None and c.unless.found(text, lower) for i in triggered):
             return None
         from capdoctor.classifier.words import model

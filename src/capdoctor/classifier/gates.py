@@ -134,6 +134,11 @@ def of_parsed(parsed: Any) -> Gate:
         return ()
 
 
+def ascii_lower(text: str) -> str | None:
+    """`text.lower()` for an ASCII text (exactly how IGNORECASE folds it), else None: what gates read."""
+    return text.lower() if text.isascii() else None
+
+
 def admits(gate: Gate, lower: str | None) -> bool:
     """Whether a text may hold a match of a pattern with this gate: `lower` is the text lower-cased when it is
     ASCII (None otherwise: no gate applies to a non-ASCII text)."""
@@ -173,14 +178,5 @@ class Alternation:
         return best
 
     def found(self, text: str, lower: str | None) -> bool:
-        """Whether any alternative matches `text` (`search` without the leftmost rule: the first one that does)."""
-        for gate, rx in self.parts:
-            if lower is not None and gate:
-                for lit in gate:
-                    if lit in lower:
-                        break
-                else:
-                    continue
-            if rx.search(text) is not None:
-                return True
-        return False
+        """Whether any alternative matches `text`."""
+        return self.search(text, lower) is not None

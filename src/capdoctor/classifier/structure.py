@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from capdoctor.classifier import compiled
+from capdoctor.classifier.gates import ascii_lower
 from capdoctor.classifier.tables import Spelling
 
 STATUS_GROUP = r"(?P<s>[45]\d\d)(?!\d)"
@@ -208,20 +209,25 @@ def _error_nodes(obj: Any, depth: int = 0) -> list[Mapping[str, Any]]:
     return out
 
 
+def _nodes(text: str) -> list[Mapping[str, Any]]:
+    """The error objects of `text` (`_error_nodes`) in the JSON values it holds, else in a Python dict repr."""
+    values = _decoded(text) or [v for v in (_repr_dict(text),) if v is not None]
+    return [n for v in values for n in _error_nodes(v)]
+
+
 def error_status(text: str) -> int | None:
     """`extract_error(text)["status"]`, reading only what the status needs: the first status of the error
     objects, else the `status` field, else a `code` field that is a status. The log scanner asks this of every
     new error text; the message, type and code fields it skips cost more than the status."""
     text = text[:MAX_READ]
-    values = _decoded(text) or [v for v in (_repr_dict(text),) if v is not None]
-    nodes = [n for v in values for n in _error_nodes(v)]
+    nodes = _nodes(text)
     if nodes:  # a node whose code is a status gives it here, so extract_error's code fallback adds nothing
         for node in nodes:
             status = _as_status(node.get("status")) or _as_status(node.get("code"))
             if status is not None:
                 return status
         return None
-    lower = text.lower() if text.isascii() else None  # a non-ASCII text may spell `ſtatus`: the regexes decide
+    lower = ascii_lower(text)  # a non-ASCII text may spell `ſtatus`: the regexes decide
     for key in ("status", "code"):
         if lower is not None and key not in lower:
             continue
@@ -242,8 +248,7 @@ def extract_error(text: str, reader: StatusReader | None = None) -> dict[str, An
     """
     out: dict[str, Any] = {"status": None, "code": None, "type": None, "message": None}
     text = text[:MAX_READ]
-    values = _decoded(text) or [v for v in (_repr_dict(text),) if v is not None]
-    nodes = [n for v in values for n in _error_nodes(v)]
+    nodes = _nodes(text)
     for node in nodes:
         if out["status"] is None:
             out["status"] = _as_status(node.get("status")) or _as_status(node.get("code"))

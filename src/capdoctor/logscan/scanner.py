@@ -25,7 +25,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from capdoctor.classifier.compiled import Gate
-from capdoctor.classifier.gates import admits, required
+from capdoctor.classifier.gates import admits, ascii_lower, required
 from capdoctor.classifier.structure import StatusHit, error_status
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
@@ -311,16 +311,11 @@ def _gates() -> tuple[Gate, Gate, Gate]:
     return required(_MODEL_FIELD.pattern), required(MODEL_RE.pattern), required(_REQUEST_ID.pattern)
 
 
-def _lower(text: str) -> str | None:
-    """`text.lower()` for an ASCII text, else None: what the gates read (`gates.admits`)."""
-    return text.lower() if text.isascii() else None
-
-
 def find_model(text: str, lower: str | None = None) -> str | None:
     """The model named in an error record (a `model` field first, else a known model-name shape); `lower`:
-    `_lower(text)` when the caller has it."""
+    `gates.ascii_lower(text)` when the caller has it."""
     field_gate, model_gate, _ = _gates()
-    lower = _lower(text) if lower is None else lower
+    lower = ascii_lower(text) if lower is None else lower
     if not admits(model_gate, lower):
         return None  # both ways end in a model-name shape
     m = _MODEL_FIELD.search(text) if admits(field_gate, lower) else None
@@ -340,7 +335,7 @@ def find_provider(text: str, signature_id: str) -> str | None:
 def find_request_ids(text: str, lower: str | None = None) -> list[str]:
     """Request ids and cf-rays in an error record (what support asks for); `lower` as in `find_model`."""
     out: list[str] = []
-    if not admits(_gates()[2], _lower(text) if lower is None else lower):
+    if not admits(_gates()[2], ascii_lower(text) if lower is None else lower):
         return out
     for m in _REQUEST_ID.finditer(text):
         value = next(g for g in m.groups() if g)
@@ -379,7 +374,7 @@ def _hint_flat() -> tuple[tuple[str, str], ...] | None:
 def provider_hint(text: str, lower: str | None = None) -> str | None:
     """The provider an error record names by host or product word (see `provider_hints`), or None; `lower` as
     in `find_model`."""
-    lower = _lower(text) if lower is None else lower  # ASCII: lower() folds case exactly as the regexes do
+    lower = ascii_lower(text) if lower is None else lower  # ASCII: lower() folds case exactly as the regexes do
     flat = _hint_flat()
     if lower is not None and flat is not None:
         for word, name in flat:
@@ -453,7 +448,7 @@ def judge(text: str, ids: Collection[int]) -> Facts:
     matches = relevant(found)
     if not matches:
         return Facts(text, (), (), 0, False)
-    lower = _lower(text)
+    lower = ascii_lower(text)
     hint = provider_hint(text, lower)
     providers = tuple(hint or _prefix_provider(m.signature.id) for m in matches)
     return Facts(
