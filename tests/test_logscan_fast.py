@@ -480,3 +480,56 @@ def test_tallies_folded_early_count_the_same(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)
     slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
     _same_scans(fast, slow)
+
+
+def test_success_markers_kept_per_chunk_answer_as_a_search_of_each_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_succeeded` says what searching each record's window for every marker says, for record ends in any order
+    (a continuation can end a record after the next one starts), markers absent, dense or cut by the window's or
+    the chunk's end."""
+    monkeypatch.setattr(scanner, "SUCCESS_WINDOW", 64)
+    rng = random.Random(5)
+    markers = scanner.SUCCESS_MARKERS
+    for _ in range(200):
+        pieces = [rng.choice((b"x" * rng.randrange(1, 90), b"\n", *markers[: rng.randrange(len(markers) + 1)]))]
+        pieces += [rng.choice((b"y" * rng.randrange(1, 40), b"\n", rng.choice(markers))) for _ in range(30)]
+        buf = bytearray(b"".join(pieces))
+        cut = rng.randrange(len(buf) // 2, len(buf) + 1)
+        sc = scanner._FileScanner(None, ScanOptions(now=NOW), "<t>", scanner.ScanResult())
+        sc._marker_from = [scanner._UNSEARCHED] * len(markers)
+        ends = sorted(rng.randrange(cut + 1) for _ in range(25))
+        ends = [e if rng.random() < 0.85 else rng.randrange(cut + 1) for e in ends]  # now and then out of order
+        for end in ends:
+            stop = min(cut, end + scanner.SUCCESS_WINDOW)
+            assert sc._succeeded(buf, cut, end) == any(buf.find(m, end, stop) >= 0 for m in markers), (end, cut)
+
+
+def test_records_differing_in_digits_are_judged_like_the_first() -> None:
+    """`judge_like` of a record differing from a judged one only in its digits' values gives what `judge` gives
+    it (the rows, scores, providers, status, retry, model and request ids), or None; it is the first record's
+    facts themselves when all of that agrees, and it is used for most such records."""
+    rng = random.Random(8)
+    texts = [t for t in _examples() + _corpus_texts() if t.isascii() and any(ch.isdigit() for ch in t)]
+    alike = same_object = 0
+    for text in texts:
+        first = judge(text, _hs_ids(text))
+        for keep in (0.8, 0.0):
+            other = "".join(str(rng.randrange(10)) if ch.isdigit() and rng.random() >= keep else ch for ch in text)
+            ids = _hs_ids(other)
+            like = scanner.judge_like(first, other, ids)
+            if like is None:
+                continue
+            alike += 1
+            same_object += like is first
+            want = judge(other, ids)
+            assert [(m.signature.id, m.score) for m in like.matches] == [
+                (m.signature.id, m.score) for m in want.matches
+            ], other
+            assert (like.providers, like.status, like.retry, like.model, like.request_ids) == (
+                want.providers,
+                want.status,
+                want.retry,
+                want.model,
+                want.request_ids,
+            ), other
+            assert like.text == first.text  # its excerpts are that text's: a scan reads them again from its own
+    assert alike > len(texts) and same_object > alike // 2, (len(texts), alike, same_object)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from capdoctor.classifier import compiled
+from capdoctor.classifier.digits import reads_digits
 from capdoctor.classifier.gates import Alternation, ascii_lower
 from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
@@ -71,6 +72,46 @@ class Match:
     def layer(self) -> Layer:
         """The layer that decided this match."""
         return self.signature.layer
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one evaluation of a log text (`Engine.read`) read of the values of its ASCII digits, so that a text
+    differing from it only in those values (`Retry in 17s`, then `Retry in 42s`) can be judged alike by running
+    only what reads them (`Engine.reread`): the literal ids, the status hit (status, spelling), the score of each
+    row whose patterns tell digits apart (None: no match), the rows' matches before the status's, and the status
+    match (row id, score). Every other row's patterns see only that a digit stands somewhere (`digits.py`)."""
+
+    ids: frozenset[int]
+    hit: tuple[int, str] | None
+    rows: tuple[tuple[int, RowTrace], ...]
+    found: tuple[Match, ...]
+    status_row: tuple[str, float] | None
+
+
+RowTrace = tuple[bool, int, int, tuple[bool, ...]]
+"""What a row that reads digits found in a text (`Engine._traced_row`): whether its names or codes matched, how its
+phrases and its `unless` patterns matched (`NO_MATCH`, `BLIND_MATCH`: first by a pattern blind to digits' values,
+`DIGIT_MATCH`: by one that reads them; `NOT_RUN`: not needed) and whether each `also` pattern that ran matched.
+Its score follows from these."""
+NO_MATCH, BLIND_MATCH, DIGIT_MATCH, NOT_RUN = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class _DigitParts:
+    """Which patterns of a text row tell ASCII digits apart (`Engine._digit_parts`): its names and codes (one
+    pattern), its phrases and `unless` patterns (the compiled ones, as `Alternation.parts` holds them), and each
+    `also` pattern."""
+
+    token: bool
+    phrases: frozenset[re.Pattern[str]]
+    unless: frozenset[re.Pattern[str]]
+    also: tuple[bool, ...]
+
+    @property
+    def any(self) -> bool:
+        """Whether any of them does."""
+        return self.token or bool(self.phrases) or bool(self.unless) or any(self.also)
 
 
 @dataclass(frozen=True)
@@ -205,6 +246,10 @@ class Engine:
         """Rows are compiled on first use (`_row`): a log with a handful of error kinds, or a process that
         classifies one probe reply, compiles only the rows its texts can trigger, not all ~180."""
         self._header_rows = tuple(i for i, r in enumerate(self._text_rows) if r.headers)
+        self._digit_rows: list[_DigitParts | None] = [None] * len(self._text_rows)
+        """Which patterns of each text row tell ASCII digits apart (`_digit_parts`; None: not asked yet)."""
+        self._digit_rules: dict[int, bool] = {}
+        """Whether what a status means can depend on digits' values (`_rule_reads_digits`), by status."""
         self._names = data.status_names
         self._name_res: list[re.Pattern[str] | bool | None] = [False] * len(self._names)
         """Like the rows, the status-name patterns, the local hints and the outcome texts are compiled on first
@@ -245,6 +290,43 @@ class Engine:
         if c is None:
             c = self._compiled[i] = _compile(self._text_rows[i])
         return c
+
+    def _digit_parts(self, i: int) -> _DigitParts:
+        """Which patterns of text row `i` may match differently in two texts that differ only in their digits'
+        values: the names and codes when one has a digit in it, each phrase, `unless` and `also` pattern that reads
+        digits (`digits.reads_digits`; `\\b`, which `ascii_words` spells out, treats digits alike). Its headers are
+        not asked: a log text has none."""
+        known = self._digit_rows[i]
+        if known is None:
+            c = self._row(i)
+            sig = c.sig
+            flags = re.IGNORECASE | re.DOTALL
+
+            def reading(alt: Alternation | None, sources: Sequence[str]) -> frozenset[re.Pattern[str]]:
+                if alt is None:
+                    return frozenset()
+                return frozenset(rx for (_, rx), p in zip(alt.parts, sources, strict=True) if reads_digits(p, flags))
+
+            known = self._digit_rows[i] = _DigitParts(
+                any(ch in "0123456789" for t in (*sig.names, *sig.codes) for ch in t),
+                reading(c.phrase, sig.phrases),
+                reading(c.unless, sig.unless),
+                tuple(reads_digits(p, flags) for p in sig.also),
+            )
+        return known
+
+    def _rule_reads_digits(self, status: int) -> bool:
+        """Whether what `status` means (`_status_match`) may depend on the values of a text's digits: an outcome
+        for local servers only or for remote ones only (the local hints read addresses and ports), or one whose
+        text condition reads digits."""
+        known = self._digit_rules.get(status)
+        if known is None:
+            rule = self._rules.get(status)
+            outcomes = rule.outcomes if rule is not None else ()
+            known = self._digit_rules[status] = any(
+                o.local is not None or (o.text is not None and reads_digits(o.text, re.IGNORECASE)) for o in outcomes
+            )
+        return known
 
     def _name_re(self, i: int) -> re.Pattern[str] | None:
         """Status name `i`'s token pattern (compiled once, on first use)."""
@@ -385,16 +467,77 @@ class Engine:
         The status is the caller's when it gave one, else the first spelled one (what `extract_error` falls
         back to), else the one an exception or status name stands for.
         """
-        if origin not in ORIGINS:
-            raise ValueError(f"unknown origin {origin!r} (one of {', '.join(ORIGINS)})")
-        text = unescape(text)
+        return self._evaluate(text, ids, status, headers, origin, local, gated, False)[:2]
+
+    def read(self, text: str, ids: Collection[int]) -> tuple[list[Match], StatusHit | None, Reading | None]:
+        """`evaluate(text, ids, origin="log")`, and what it read of the text's digits (`Reading`): None when the
+        evaluation read more than the reading holds (a text with `\\u` escapes, whose digits spell characters, or
+        one that the words layer was asked about, whose model reads every word)."""
+        return self._evaluate(text, ids, None, None, "log", None, True, True)
+
+    def reread(self, text: str, ids: Collection[int], reading: Reading) -> tuple[bool, StatusHit | None]:
+        """Whether `read(text, ids)` finds the matches it found in the text `reading` was made of (the same rows,
+        scores and order; their excerpts are that text's), given that `text` differs from it only in the values of
+        its ASCII digits; and the status hit of `text`. Runs only what reads digits: the status spellings and
+        names, the patterns of a row that tell digits apart (and its other phrases only when one of those matched
+        first: a phrase blind to digits that matched matches again), and what the status means when that reads
+        digits; every other pattern gives the same spans in both texts."""
+        if "\\u" in text or frozenset(ids) != reading.ids:
+            return False, None
+        _, names, spellings = self._units_of(ids)
+        hit = self._status(text, None, spellings, names)
+        if (None if hit is None else (hit.status, hit.spelling)) != reading.hit:
+            return False, hit
+        lower = ascii_lower(text)
+        for i, (token, phrase, unless, also) in reading.rows:
+            c, parts = self._row(i), self._digit_parts(i)
+            if parts.token and c.token_re is not None and (c.token_re.search(text) is not None) != token:
+                return False, hit
+            if _found_again(c.phrase, parts.phrases, phrase, text, lower) != (phrase != NO_MATCH):
+                return False, hit
+            if unless == NOT_RUN:
+                continue  # no name, code or phrase matched there, nor here: no match either way
+            if _found_again(c.unless, parts.unless, unless, text, lower) != (unless != NO_MATCH):
+                return False, hit
+            if unless != NO_MATCH:
+                continue  # vetoed there and here
+            for rx, reads, was in zip(c.also_re, parts.also, also, strict=False):  # up to the first that missed
+                if reads and (rx.search(text) is not None) != was:
+                    return False, hit
+        if hit is not None and self._rule_reads_digits(hit.status):
+            sm = self._status_match(hit, text, reading.found, None, False)
+            if (None if sm is None else (sm.signature.id, sm.score)) != reading.status_row:
+                return False, hit
+        return True, hit
+
+    def _units_of(self, ids: Collection[int]) -> tuple[set[int], set[int], set[int]]:
+        """The text rows, status names and spellings the literal ids `ids` can trigger."""
         rows: set[int] = set()
         names: set[int] = set()
         spellings: set[int] = set()
+        for lit in ids:
+            for kind, i in self._units[lit]:
+                (rows if kind == "row" else names if kind == "name" else spellings).add(i)
+        return rows, names, spellings
+
+    def _evaluate(
+        self,
+        text: str,
+        ids: Collection[int],
+        status: int | None,
+        headers: Mapping[str, str] | None,
+        origin: str,
+        local: bool | None,
+        gated: bool,
+        keep_reading: bool,
+    ) -> tuple[list[Match], StatusHit | None, Reading | None]:
+        """`evaluate`, and with `keep_reading` its `Reading` (see `read`)."""
+        if origin not in ORIGINS:
+            raise ValueError(f"unknown origin {origin!r} (one of {', '.join(ORIGINS)})")
+        given = text
+        text = unescape(text)
         if gated:
-            for lit in ids:
-                for kind, i in self._units[lit]:
-                    (rows if kind == "row" else names if kind == "name" else spellings).add(i)
+            rows, names, spellings = self._units_of(ids)
         else:
             rows = set(range(len(self._text_rows)))
             names = set(range(len(self._names)))
@@ -404,23 +547,38 @@ class Engine:
 
         hit = self._status(text, status, spellings, names)
         found: list[Match] = []
+        digit_rows: list[tuple[int, RowTrace]] | None = [] if keep_reading and text is given else None
         lower = ascii_lower(text)  # what the rows' phrase gates read (`gates.Alternation`)
+        fit = hit.status if hit else None
         for i in sorted(rows):
-            m = self._match_row(self._row(i), text, lower, status, hit.status if hit else None, headers, origin)
+            if digit_rows is not None and self._digit_parts(i).any:
+                m, trace = self._traced_row(i, text, lower, fit)
+                if trace is not None:
+                    digit_rows.append((i, trace))
+            else:
+                m = self._match_row(self._row(i), text, lower, status, fit, headers, origin)
             if m is not None:
                 found.append(m)
+        rows_found = tuple(found)
+        status_row: tuple[str, float] | None = None
         if hit is not None:
             sm = self._status_match(hit, text, found, local, status is not None)
             if sm is not None:
                 found.append(sm)
+                status_row = (sm.signature.id, sm.score)
         if all(STRENGTH_RANK[m.signature.strength] <= WEAK_RANK for m in found) and (
             present := ids if gated else self.literal_ids(text)
         ):
+            digit_rows = None  # the words layer reads every word, digits too
             wm = self._words_match(text, lower, self._worded_rows(present), hit is not None)
             if wm is not None:
                 found.append(wm)
         found.sort(key=self._rank)
-        return found, hit
+        reading = None
+        if digit_rows is not None:
+            spelled = None if hit is None else (hit.status, hit.spelling)
+            reading = Reading(frozenset(ids), spelled, tuple(digit_rows), rows_found, status_row)
+        return found, hit, reading
 
     def _worded_rows(self, ids: Collection[int]) -> set[int]:
         """The text rows the literal ids `ids` can trigger through a literal with a letter in it (a number
@@ -539,27 +697,17 @@ class Engine:
         the status judged (it adds to rows listing it, and vetoes rows whose words it contradicts:
         `not_statuses`)."""
         sig = c.sig
-        if origin not in sig.origins:
+        if not _admitted(sig, status, fit, origin):
             return None
-        if sig.status_strict and sig.statuses and status not in sig.statuses:
-            return None
-        if fit is not None and fit in sig.not_statuses:
-            return None
-        score = 0.0
         span: tuple[int, int] | None = None
-        if c.token_re is not None:
-            m = c.token_re.search(text)
-            if m:
-                score = SCORE_CODE if sig.layer is not Layer.STRUCTURE else SCORE_NAME
-                span = m.span()
-        if c.phrase is not None:
-            m = c.phrase.search(text, lower)
-            if m:
-                score = max(score, SCORE_PHRASE) + (0.5 if score else 0.0)
-                span = span or m.span()
+        token = c.token_re.search(text) if c.token_re is not None else None
+        if token is not None:
+            span = token.span()
+        phrase = c.phrase.search(text, lower) if c.phrase is not None else None
+        if phrase is not None:
+            span = span or phrase.span()
         header_hit = bool(c.header_re) and _headers_ok(c.header_re, headers)
-        if header_hit:
-            score = max(score, SCORE_HEADER)
+        score = _row_score(sig, token is not None, phrase is not None, header_hit)
         if score == 0.0:
             return None
         if c.unless is not None and c.unless.found(text, lower):
@@ -570,6 +718,83 @@ class Engine:
             score += SCORE_STATUS_FIT
         excerpt = "headers: " + ", ".join(n for n, _ in c.header_re) if span is None else _excerpt(text, *span)
         return Match(sig, score, excerpt)
+
+    def _traced_row(
+        self, i: int, text: str, lower: str | None, fit: int | None
+    ) -> tuple[Match | None, RowTrace | None]:
+        """`_match_row` of text row `i` for a log text (no caller's status, no headers), with what each pattern
+        it ran found (`RowTrace`; None when the row does not apply, whatever the text), so that `reread` knows which
+        results a text differing only in its digits' values can change. Like `_match_row`, it stops where the
+        result is known: no name, code or phrase (`unless` then `NOT_RUN`), a veto, an `also` pattern missing."""
+        c, parts = self._row(i), self._digit_parts(i)
+        sig = c.sig
+        if not _admitted(sig, None, fit, "log"):
+            return None, None
+        token = c.token_re.search(text) if c.token_re is not None else None
+        phrase = c.phrase.search(text, lower) if c.phrase is not None else None
+        named, how = token is not None, _how(phrase, parts.phrases)
+        score = _row_score(sig, named, phrase is not None, False)
+        if score == 0.0:
+            return None, (named, how, NOT_RUN, ())
+        unless = c.unless.search(text, lower) if c.unless is not None else None
+        if unless is not None:
+            return None, (named, how, _how(unless, parts.unless), ())
+        also: list[bool] = []
+        for rx in c.also_re:
+            also.append(rx.search(text) is not None)
+            if not also[-1]:
+                return None, (named, how, NO_MATCH, tuple(also))
+        trace = (named, how, NO_MATCH, tuple(also))
+        if fit is not None and fit in sig.statuses:
+            score += SCORE_STATUS_FIT
+        first = token if token is not None else phrase
+        assert first is not None  # a score above zero without headers: a name, a code or a phrase matched
+        return Match(sig, score, _excerpt(text, *first.span())), trace
+
+
+def _admitted(sig: Signature, status: int | None, fit: int | None, origin: str) -> bool:
+    """Whether a row applies at all: to texts of this origin, with the caller's status when it is strict about it
+    (`status`), and not vetoed by the status judged (`fit` in its `not_statuses`)."""
+    if origin not in sig.origins:
+        return False
+    if sig.status_strict and sig.statuses and status not in sig.statuses:
+        return False
+    return fit is None or fit not in sig.not_statuses
+
+
+def _row_score(sig: Signature, token: bool, phrase: bool, header: bool) -> float:
+    """How specifically a row matched (0.0: not at all): its names or codes, its phrases, its headers."""
+    score = 0.0
+    if token:
+        score = SCORE_CODE if sig.layer is not Layer.STRUCTURE else SCORE_NAME
+    if phrase:
+        score = max(score, SCORE_PHRASE) + (0.5 if score else 0.0)
+    if header:
+        score = max(score, SCORE_HEADER)
+    return score
+
+
+def _how(m: re.Match[str] | None, reading: frozenset[re.Pattern[str]]) -> int:
+    """How an alternation matched (`RowTrace`): not, first by a pattern blind to digits' values, or by one that
+    reads them."""
+    if m is None:
+        return NO_MATCH
+    return DIGIT_MATCH if m.re in reading else BLIND_MATCH
+
+
+def _found_again(
+    alt: Alternation | None, reading: frozenset[re.Pattern[str]], how: int, text: str, lower: str | None
+) -> bool:
+    """Whether `alt` matches `text`, which differs from a text where it matched `how` only in its digits' values:
+    a pattern blind to digits that matched there matches here; where none matched, only the ones that read
+    digits can match here; where one of those matched first, everything runs again."""
+    if alt is None:
+        return False
+    if how == BLIND_MATCH:
+        return True
+    if how == NO_MATCH:
+        return bool(reading) and alt.found(text, lower, only=reading)
+    return alt.found(text, lower)
 
 
 def _headers_ok(conds: Sequence[tuple[str, re.Pattern[str]]], headers: Mapping[str, str] | None) -> bool:

@@ -134,13 +134,16 @@ _FIELD_RES = {
     for key in ("code", "type", "message", "status")
 }
 _MAX_JSON_TRIES = 12
+_DECODER = json.JSONDecoder()
+"""One decoder for every read (it holds no state between `raw_decode` calls)."""
 _MAX_DEPTH = 6
 
 
 def _decoded(text: str) -> list[Any]:
     """The JSON values that decode in `text` (and in its SSE `data:` lines), first ones first."""
-    decoder = json.JSONDecoder()
-    chunks = [ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")] + [text]
+    decoder = _DECODER
+    chunks = [ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")] if "data:" in text else []
+    chunks.append(text)
     out: list[Any] = []
     for chunk in chunks:
         start = 0

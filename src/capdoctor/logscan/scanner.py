@@ -25,6 +25,8 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from capdoctor.classifier.compiled import Gate
+from capdoctor.classifier.digits import reads_digits
+from capdoctor.classifier.engine import Reading
 from capdoctor.classifier.gates import admits, ascii_lower, required
 from capdoctor.classifier.structure import StatusHit, error_status
 from capdoctor.logscan import sources as src
@@ -50,6 +52,8 @@ SUCCESS_MARKERS = (
 )
 """Bytes that mean a request completed; used for 'retries that eventually succeeded' and 'went quiet'."""
 SUCCESS_WINDOW = 256 * 1024
+_UNSEARCHED = sys.maxsize
+"""A marker's search start before any search in a chunk (`_FileScanner._succeeded`)."""
 MAX_EVENTS = 200_000
 """Events kept for the time patterns; counts stay exact beyond this, only the time series is capped."""
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
@@ -381,6 +385,11 @@ def provider_hint(text: str, lower: str | None = None) -> str | None:
             if word in lower:
                 return name
         return None
+    return _hint_by_patterns(text, lower)
+
+
+def _hint_by_patterns(text: str, lower: str | None) -> str | None:
+    """`provider_hint` where the hints are not all plain words, or the text is not ASCII."""
     for name, words, rx in _hint_words():
         if lower is not None and words is not None:
             if any(w in lower for w in words):
@@ -388,6 +397,45 @@ def provider_hint(text: str, lower: str | None = None) -> str | None:
         elif rx.search(text):
             return name
     return None
+
+
+@cache
+def _hint_digit_words() -> tuple[int, ...]:
+    """The positions in `_hint_flat` of the hint words with a digit in them (`:11434`): the only ones whose
+    presence can differ between two texts that differ only in their digits' values."""
+    return tuple(k for k, (word, _) in enumerate(_hint_flat() or ()) if any(ch.isdigit() for ch in word))
+
+
+def hint_positions(lower: str | None) -> tuple[int, int] | None:
+    """Where in `_hint_flat` the first hint word the ASCII text `lower` holds stands, and the first one without
+    a digit (each the list's length when none), in one pass; None when the hints are not plain words or the text
+    is not ASCII. The first names the provider (`provider_hint`); the second is what `hint_like` reads the
+    provider of a text differing only in its digits' values from."""
+    flat = _hint_flat()
+    if lower is None or flat is None:
+        return None
+    digits = _hint_digit_words()
+    first = -1
+    for k, (word, _) in enumerate(flat):
+        if word in lower:
+            if first < 0:
+                first = k
+            if k not in digits:
+                return first, k
+    return (len(flat) if first < 0 else first), len(flat)
+
+
+def hint_like(text: str, lower: str | None, free: int | None) -> str | None:
+    """`provider_hint(text, lower)` for a text whose digit-free hint words are those of a text whose first one
+    stood at `free` (`hint_positions`; None: unknown, read in full): a hint word with a digit found before it
+    comes first."""
+    flat = _hint_flat()
+    if free is None or lower is None or flat is None:
+        return provider_hint(text, lower)
+    for k in _hint_digit_words():
+        if k < free and flat[k][0] in lower:
+            return flat[k][1]
+    return flat[free][1] if free < len(flat) else None
 
 
 @cache
@@ -418,6 +466,11 @@ class Facts:
     sids: tuple[str, ...] = ()
     causes: tuple[str, ...] = ()
     """Each match's row id and cause value, read once here rather than per record (`_record`)."""
+    reading: Reading | None = None
+    """What the engine read of the text's digits (`Engine.read`): records differing only there are judged
+    alike (`judge_like`). None: it read more."""
+    free_hint: int | None = None
+    """Where the text's first hint word without a digit stands in the hint list (`hint_positions`)."""
 
 
 def record_status(text: str, hit: StatusHit | None) -> int:
@@ -443,13 +496,19 @@ def retried(text: str) -> bool:
 
 def judge(text: str, ids: Collection[int]) -> Facts:
     """Classify one record (origin "log") with the literal ids the prefilter found in it, and read what
-    follows from its words; every row the ids cannot trigger is skipped (`Engine.evaluate`)."""
-    found, hit = classifier().evaluate(text, ids, origin="log")
+    follows from its words; every row the ids cannot trigger is skipped (`Engine.evaluate`). The facts keep what
+    the engine read of the text's digits (`Engine.read`), for `judge_like`."""
+    found, hit, reading = classifier().read(text, ids)
     matches = relevant(found)
     if not matches:
-        return Facts(text, (), (), 0, False)
+        return Facts(text, (), (), 0, False, reading=reading)
     lower = ascii_lower(text)
-    hint = provider_hint(text, lower)
+    positions = hint_positions(lower)
+    if positions is None:
+        hint, free = provider_hint(text, lower), None
+    else:
+        flat = _hint_flat() or ()
+        hint, free = (flat[positions[0]][1] if positions[0] < len(flat) else None), positions[1]
     providers = tuple(hint or _prefix_provider(m.signature.id) for m in matches)
     return Facts(
         text,
@@ -461,7 +520,55 @@ def judge(text: str, ids: Collection[int]) -> Facts:
         bool(find_request_ids(text, lower)),
         tuple(m.signature.id for m in matches),
         tuple(m.signature.cause.value for m in matches),
+        reading,
+        free,
     )
+
+
+def judge_like(template: Facts, text: str, ids: Collection[int]) -> Facts | None:
+    """`judge(text, ids)` for a record whose key has the shape of the one `template` was judged for (the same
+    bytes but for the values of ASCII digits: `Retry in 17s`, `Retry in 42s`), or None when the engine reads it
+    otherwise (`Engine.reread`: another status, a row that reads digits deciding otherwise, other literals).
+
+    The engine's matches are the template's; what follows from the record's own words (provider, status, retry,
+    model, request ids) is read from it, so the facts are `template` itself when those agree (counted as its
+    repeats) and otherwise new facts that keep the template's text (its excerpts are that text's)."""
+    reading = template.reading
+    if reading is None:
+        return None
+    same, hit = classifier().reread(text, ids, reading)
+    if not same:
+        return None
+    if not template.matches:
+        return template
+    lower = ascii_lower(text)
+    hint = hint_like(text, lower, template.free_hint)
+    blind_retry, blind_ids = _blind_fields()
+    facts = Facts(
+        template.text,
+        template.matches,
+        tuple(hint or _prefix_provider(sid) for sid in template.sids),
+        record_status(text, hit),
+        template.retry if blind_retry else retried(text),
+        find_model(text, lower),
+        template.request_ids if blind_ids else bool(find_request_ids(text, lower)),
+        template.sids,
+        template.causes,
+        reading,
+        template.free_hint,
+    )
+    return template if facts == template else facts
+
+
+@cache
+def _blind_fields() -> tuple[bool, bool]:
+    """Whether `retried` and whether `find_request_ids` say the same of every text of one digit shape: their
+    patterns and the words they test first read no digit's value (`digits.reads_digits`)."""
+    retry = not reads_digits(_RETRY.pattern, _RETRY.flags)
+    ids = not reads_digits(_REQUEST_ID.pattern, _REQUEST_ID.flags) and not any(
+        ch.isdigit() for lit in _gates()[2] for ch in lit
+    )
+    return retry, ids
 
 
 _KEY_TS = re.compile(
@@ -613,6 +720,10 @@ class RecordMemo:
         """Templates by the record's shape (its bytes with every digit read as `0`), for records whose key left
         out only client addresses (an access log's `10.0.47.100:57016`): found by one translation, a few byte
         comparisons and the address pattern on the addresses alone (`_Template.fits`). Emptied when full."""
+        self._similar: dict[bytes, Facts] = {}
+        """Facts by the shape of their record's key (every ASCII digit read as `0`), for facts that keep what the
+        engine read of the digits (`Facts.reading`): a record of that shape is judged like them (`judge_like`)
+        rather than afresh. Emptied when full."""
         self.hits = 0
         self.misses = 0
         self._missed: tuple[bytes, bytes | None, bytes, tuple[tuple[int, int], ...] | None] | None = None
@@ -664,6 +775,10 @@ class RecordMemo:
                 self._exact.clear()
             self._exact[rest] = facts
 
+    def similar(self, key: bytes) -> Facts | None:
+        """Facts judged for a key of the shape of `key` (the same but for its digits' values), or None."""
+        return self._similar.get(key.translate(_DIGIT_MAP)) if self._similar else None
+
     def get(self, key: bytes) -> Facts | None:
         """The facts judged for `key`, or None (counted as a miss)."""
         facts = self._data.get(key)
@@ -694,6 +809,10 @@ class RecordMemo:
             if spans is not None:
                 self._remember_shape(raw, shape, spans, key, facts)
         self._missed = None
+        if facts.reading is not None and self.entries:
+            if len(self._similar) >= self.entries:
+                self._similar.clear()
+            self._similar[key.translate(_DIGIT_MAP)] = facts
         self._data[key] = facts
         if len(self._data) > self.entries:
             self._data.popitem(last=False)
@@ -768,6 +887,11 @@ class _FileScanner:
         self.huge = False
         self._tallies: dict[int, _Tally] = {}
         """By `id(facts)` (the tally holds the facts, so the id stays theirs): the judgements seen before here."""
+        self._marker_from = [_UNSEARCHED] * len(SUCCESS_MARKERS)
+        self._marker_to = [0] * len(SUCCESS_MARKERS)
+        self._marker_at = [-1] * len(SUCCESS_MARKERS)
+        """Per success marker, in the chunk being processed: the bytes the last search for it read and the first
+        occurrence it found there (-1: none). See `_succeeded`."""
 
     def run(self, reader: Any, line_base: int = 0, base: int = 0, size_hint: int | None = None) -> None:
         """Scan everything `reader` yields; `base` is the absolute offset of its first byte.
@@ -858,6 +982,7 @@ class _FileScanner:
     def _process(self, buf: bytearray, view: memoryview, cut: int, base: int, line_base: int) -> int:
         """Find, group and classify the candidate lines of buf[:cut]; returns the newlines counted there."""
         self._chunk_record_end = 0
+        self._marker_from = [_UNSEARCHED] * len(SUCCESS_MARKERS)  # a new chunk: nothing known of its markers
         ends, ids = self.pf.hits(view[:cut])
         if not ends:
             self._look_for_success(buf, cut, base)
@@ -899,7 +1024,7 @@ class _FileScanner:
                     line_key, line_facts = memo_lookup(line)
                     if line_facts is None:  # judged now (nothing else happens to it before it is counted below)
                         text = line.decode("utf-8", "replace")
-                        line_facts = judge(text, _literals_in(self.pf, text, line, ids, ends, ls, le))
+                        line_facts = self._judge(text, _literals_in(self.pf, text, line, ids, ends, ls, le), line_key)
                         memo.put(line_key, line_facts, line)
                     if not line_facts.matches:
                         quiet[ls] = le
@@ -942,6 +1067,14 @@ class _FileScanner:
             self._record(buf, cut, head, spans, base, line_base + count + 1, ends, ids, raw, key, facts)
         self._look_for_success(buf, cut, base)
         return count + buf.count(b"\n", counted_to, cut)
+
+    def _judge(self, text: str, lits: Collection[int], key: bytes | None) -> Facts:
+        """The facts of a record the memo does not hold (`key`: its memo key, None for a long record): judged like
+        a remembered record whose key differs only in its digits' values when the engine reads both alike
+        (`judge_like`), else afresh (`judge`)."""
+        template = self.memo.similar(key) if key is not None else None
+        facts = judge_like(template, text, lits) if template is not None else None
+        return facts if facts is not None else judge(text, lits)
 
     def _look_for_success(self, buf: bytearray, cut: int, base: int) -> None:
         """Record the first completed request after the newest error (only searched while one is pending)."""
@@ -988,7 +1121,7 @@ class _FileScanner:
         text = ""
         if facts is None:
             text = raw.decode("utf-8", "replace")
-            facts = judge(text, _literals_in(self.pf, text, raw, ids, ends, head, end))
+            facts = self._judge(text, _literals_in(self.pf, text, raw, ids, ends, head, end), key)
             if key is not None:
                 self.memo.put(key, facts, raw)
         if not facts.matches:
@@ -1060,6 +1193,30 @@ class _FileScanner:
             tally.ids_open = _ids_open(facts, stats)
         self._event(buf, cut, head, end, base, line_no, ts, facts)
 
+    def _succeeded(self, buf: bytearray, cut: int, end: int) -> bool:
+        """Whether a success marker lies wholly in `buf[end:min(cut, end + SUCCESS_WINDOW)]`: what
+        `any(buf.find(m, end, stop) >= 0 for m in SUCCESS_MARKERS)` says, without searching the same bytes again
+        for every retried record (a marker absent from a dense log cost a 256 KiB search per record, ~100 µs).
+
+        Per marker, what the last search read is kept: it searched `[lo, hi)` and found its first whole occurrence
+        at `at` (-1: none). While `at` lies at or after `end` it is also the first from `end`, and the window
+        holds the marker exactly when that occurrence ends inside it. While there is none, a window that starts
+        inside `[lo, hi)` reads only what follows `hi` (an occurrence ending past `hi` starts after
+        `hi - len(marker)`); anything else is read afresh from `end`."""
+        stop = min(cut, end + SUCCESS_WINDOW)
+        los, his, ats = self._marker_from, self._marker_to, self._marker_at
+        for k, marker in enumerate(SUCCESS_MARKERS):
+            at = ats[k]
+            if at < 0 and los[k] <= end <= his[k] < stop:  # none up to `hi`: only what follows is new
+                at = ats[k] = buf.find(marker, max(los[k], his[k] - len(marker) + 1), stop)
+                his[k] = stop
+            if end < los[k] or 0 <= at < end or (at < 0 and stop > his[k]):  # read from `end` afresh
+                at = ats[k] = buf.find(marker, end, stop)
+                los[k], his[k] = end, stop
+            if at >= 0 and at + len(marker) <= stop:
+                return True
+        return False
+
     def _too_old(self, ts: datetime | None) -> bool:
         """Whether a record written at `ts` is older than `--since` (then only counted, in `too_old`)."""
         since = self.opt.since
@@ -1073,10 +1230,7 @@ class _FileScanner:
     ) -> None:
         """The event of one error record (`_record`, `_again`): whether a retry it announced then succeeded (a
         completion marker soon after it), and that a completed request is looked for after it."""
-        succeeded = False
-        if facts.retry:
-            stop = min(cut, end + SUCCESS_WINDOW)
-            succeeded = any(buf.find(m, end, stop) >= 0 for m in SUCCESS_MARKERS)
+        succeeded = facts.retry and self._succeeded(buf, cut, end)
         self.pending = True
         if end > self._chunk_record_end:
             self._chunk_record_end = end

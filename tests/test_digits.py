@@ -1,0 +1,138 @@
+"""Records that differ only in their digits' values (`Retry in 17s`, `Retry in 42s`) are judged alike exactly when
+the engine would judge them alike: `digits.reads_digits` finds every pattern that tells digits apart, a pattern it
+calls blind finds the same spans in both texts, and `Engine.reread` accepts a text only when `Engine.read` gives
+it the same matches and status."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from capdoctor.classifier.digits import reads_digits
+from capdoctor.classifier.structure import ASCII_BOUNDARY, ascii_words
+from capdoctor.signatures import engine as classifier
+from capdoctor.signatures import rows
+
+CORPUS = Path(__file__).parent / "data" / "corpus"
+FLAGS = re.IGNORECASE | re.DOTALL
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"\bretry in \d+s", r"[0-9a-f]{16}", r"[^0-9]x", r"[+-z]", r"\w+ \d{3}", ASCII_BOUNDARY, r"(?i:quota)\b", "."],
+)
+def test_patterns_blind_to_digits(pattern: str) -> None:
+    assert reads_digits(pattern, FLAGS) is False
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"HTTP [45]\d\d",
+        "error 1302",
+        r"\x34",
+        r"\N{DIGIT ONE}",
+        r"(\w)\1",
+        r"(?P<a>x)(?P=a)",
+        r"[1-9]",
+        r"[^5]",
+        "(a)?(?(1)b|c)",
+    ],
+)
+def test_patterns_that_read_digits(pattern: str) -> None:
+    assert reads_digits(pattern, FLAGS) is True
+
+
+def _texts() -> list[str]:
+    """Every row example and corpus text that has an ASCII digit in it."""
+    out = [" ".join(ex.split()) for sig in rows() for ex in sig.examples]
+    for half in ("tune", "tune2", "holdout"):
+        for line in (CORPUS / f"{half}.jsonl").read_text("utf-8").splitlines():
+            if line.strip():
+                out.append(json.loads(line)["text"])
+    return [t for t in out if re.search("[0-9]", t)]
+
+
+def _other_digits(text: str, rng: random.Random, keep: float) -> str:
+    """`text` with each ASCII digit kept with probability `keep`, else replaced by a random digit."""
+    return re.sub("[0-9]", lambda m: m.group(0) if rng.random() < keep else str(rng.randrange(10)), text)
+
+
+def test_blind_patterns_find_the_same_spans_whatever_the_digits() -> None:
+    """For every text with a digit and each row its literals trigger, every phrase, `also` and `unless` pattern
+    that `reads_digits` calls blind finds the same spans in the text and in copies with other digits."""
+    eng = classifier()
+    rng = random.Random(11)
+    checked = 0
+    for text in _texts():
+        rows_hit = {i for lit in eng.literal_ids(text) for kind, i in eng._units[lit] if kind == "row"}
+        others = [_other_digits(text, rng, 0.0), _other_digits(text, rng, 0.5)]
+        for i in rows_hit:
+            sig = eng._text_rows[i]
+            for p in (*sig.phrases, *sig.also, *sig.unless):
+                if reads_digits(p, FLAGS):
+                    continue
+                rx = re.compile(ascii_words(p), FLAGS)
+                spans = [m.span() for m in rx.finditer(text)]
+                for other in others:
+                    assert [m.span() for m in rx.finditer(other)] == spans, (p, text, other)
+                checked += 1
+    assert checked > 1000
+
+
+def test_reread_accepts_exactly_what_read_would_find() -> None:
+    """`reread` of a copy with other digits says yes only when `read` of the copy gives the same matches (rows,
+    scores, order) and status; it says yes for most copies whose digits only some of which changed, and no
+    for some whose status changed (a 429 that became a 729)."""
+    eng = classifier()
+    rng = random.Random(5)
+    accepted = refused = 0
+    for text in _texts():
+        if "\\u" in text:
+            continue
+        ids = eng.literal_ids(text)
+        found, hit, reading = eng.read(text, ids)
+        if reading is None:
+            continue
+        for keep in (0.9, 0.5, 0.0):
+            other = _other_digits(text, rng, keep)
+            other_ids = eng.literal_ids(other)
+            want, want_hit, other_reading = eng.read(other, other_ids)
+            pairs = [(other, other_ids, reading, (found, hit), (want, want_hit))]
+            if other_reading is not None:  # and the other way round: the copy judged first
+                pairs.append((text, ids, other_reading, (want, want_hit), (found, hit)))
+            for new, new_ids, old_reading, (old_found, old_hit), (new_found, new_hit) in pairs:
+                same, reread_hit = eng.reread(new, new_ids, old_reading)
+                if not same:
+                    refused += 1
+                    continue
+                accepted += 1
+                assert [(m.signature.id, m.score) for m in new_found] == [
+                    (m.signature.id, m.score) for m in old_found
+                ], new
+                assert (new_hit and (new_hit.status, new_hit.spelling)) == (
+                    old_hit and (old_hit.status, old_hit.spelling)
+                )
+                assert reread_hit == new_hit
+    assert accepted > 2000 and refused > 200, (accepted, refused)
+
+
+def test_reread_reads_what_a_status_means_where_addresses_decide_it() -> None:
+    """A 503 from a local server (`[::1]`, `0.0.0.0`) is the local server's, from another address the provider's:
+    the texts differ only in a digit and hold the same literals, and `reread` refuses the one judged otherwise
+    while accepting another port."""
+    eng = classifier()
+    for host, other in (("[::1]", "[::2]"), ("0.0.0.0", "0.0.0.1")):
+        local = f"POST http://{host}:8000/v1/chat/completions returned 503 Service Unavailable"
+        found, _, reading = eng.read(local, eng.literal_ids(local))
+        assert reading is not None and "http.503.local" in [m.signature.id for m in found]
+        remote = local.replace(host, other)
+        assert eng.literal_ids(remote) == eng.literal_ids(local)
+        assert "http.503.capacity" in [m.signature.id for m in eng.read(remote, eng.literal_ids(remote))[0]]
+        assert eng.reread(remote, eng.literal_ids(remote), reading)[0] is False
+        other_port = local.replace(":8000", ":8001")
+        assert eng.reread(other_port, eng.literal_ids(other_port), reading)[0] is True
