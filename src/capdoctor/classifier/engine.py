@@ -78,9 +78,9 @@ class Match:
 class Reading:
     """What one evaluation of a log text (`Engine.read`) read of the values of its ASCII digits, so that a text
     differing from it only in those values (`Retry in 17s`, then `Retry in 42s`) can be judged alike by running
-    only what reads them (`Engine.reread`): the literal ids, the status hit (status, spelling), the score of each
-    row whose patterns tell digits apart (None: no match), the rows' matches before the status's, and the status
-    match (row id, score). Every other row's patterns see only that a digit stands somewhere (`digits.py`)."""
+    only what reads them (`Engine.reread`): the literal ids, the status hit (status, spelling), what each row whose
+    patterns tell digits apart found (`RowTrace`), the rows' matches before the status's, and the status match
+    (row id, score). Every other pattern sees only that a digit stands somewhere (`digits.py`)."""
 
     ids: frozenset[int]
     hit: tuple[int, str] | None

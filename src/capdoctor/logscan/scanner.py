@@ -530,9 +530,10 @@ def judge_like(template: Facts, text: str, ids: Collection[int]) -> Facts | None
     bytes but for the values of ASCII digits: `Retry in 17s`, `Retry in 42s`), or None when the engine reads it
     otherwise (`Engine.reread`: another status, a row that reads digits deciding otherwise, other literals).
 
-    The engine's matches are the template's; what follows from the record's own words (provider, status, retry,
-    model, request ids) is read from it, so the facts are `template` itself when those agree (counted as its
-    repeats) and otherwise new facts that keep the template's text (its excerpts are that text's)."""
+    The engine's matches are the template's; the provider, status and model are read from the record's own words
+    (its retry and request-id words read no digit's value: the template's hold), so the facts are `template`
+    itself when those agree (counted as its repeats) and otherwise new facts that keep the template's text (its
+    excerpts are that text's)."""
     reading = template.reading
     if reading is None:
         return None
