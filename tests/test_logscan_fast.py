@@ -393,6 +393,9 @@ def test_memo_templates_give_the_key_record_key_gives() -> None:
     assert hits > 100
     other = b'INFO:     10.0.47.100:57016 - "GET /v1/models HTTP/1.1" 403 Forbidden!'
     assert memo.lookup(other) == (record_key(other), None)
+    for status in (b"500", b"405", b"404"):  # the same shape: a digit around the address decides
+        raw = (template % b"10.0.47.100:57016").replace(b"404", status)
+        assert memo.lookup(raw)[1] is (facts if status == b"404" else None), raw
 
 
 def test_scan_result_pickles_events_exactly() -> None:

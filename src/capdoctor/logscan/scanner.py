@@ -668,7 +668,8 @@ def _record_key(raw: bytes) -> tuple[bytes, tuple[tuple[int, int], ...] | None]:
 @dataclass(frozen=True)
 class _Template:
     """A judged record whose key cut out only client addresses, for records of the same shape (`RecordMemo`):
-    the bytes around the addresses, the addresses' spans, the key and the facts."""
+    the bytes around the addresses that hold a digit (a record of the same shape has every other byte the
+    same), the addresses' spans, the key and the facts."""
 
     pieces: tuple[tuple[int, int, bytes], ...]
     spans: tuple[tuple[int, int], ...]
@@ -681,16 +682,18 @@ class _Template:
         pieces: list[tuple[int, int, bytes]] = []
         last = 0
         for start, end in (*spans, (len(raw), len(raw))):
-            if start > last:
-                pieces.append((last, start, raw[last:start]))
+            piece = raw[last:start]
+            if piece.translate(_DIGIT_MAP) != piece:  # only a digit's value can differ there
+                pieces.append((last, start, piece))
             last = end
         return cls(tuple(pieces), spans, key, facts)
 
     def fits(self, raw: bytes) -> bool:
         """Whether `record_key(raw)` is this template's key, for a `raw` of the template's shape (the same
-        length, digits where it has digits, every other byte free): the bytes around the addresses are the
-        template's, and each address span still holds an address, whole (`_KEY_IP` reads the digits' values:
-        a loopback address or Ollama's port is not cut, and makes this a miss)."""
+        length, digits where it has digits, every other byte the same): the bytes around the addresses are the
+        template's (only those holding a digit are compared), and each address span still holds an address,
+        whole (`_KEY_IP` reads the digits' values: a loopback address or Ollama's port is not cut, and makes this
+        a miss)."""
         for start, end, piece in self.pieces:
             if raw[start:end] != piece:
                 return False

@@ -94,7 +94,7 @@ def _utc_head(head: str) -> datetime | None:
 def parse_timestamp(line: str, now: datetime) -> datetime | None:
     """The time a log line was written, in UTC, or None when the line carries none we recognise."""
     head = line[:HEAD_BYTES]
-    field = _JSON_TS_FIELD.search(head)
+    field = _JSON_TS_FIELD.search(head) if '"' in head or "'" in head else None  # every field is quoted
     if field:
         m = _ISO.match(head, field.end())
         if m:
