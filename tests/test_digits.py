@@ -86,8 +86,8 @@ def test_blind_patterns_find_the_same_spans_whatever_the_digits() -> None:
 
 def test_reread_accepts_exactly_what_read_would_find() -> None:
     """`reread` of a copy with other digits says yes only when `read` of the copy gives the same matches (rows,
-    scores, order) and status; it says yes for most copies whose digits only some of which changed, and no
-    for some whose status changed (a 429 that became a 729)."""
+    scores, order) and status, both ways round (the text judged first, or the copy); it says yes for most
+    copies, and no for some (a status that changed: a 429 that became a 729)."""
     eng = classifier()
     rng = random.Random(5)
     accepted = refused = 0

@@ -27,7 +27,7 @@ _REPEATS = frozenset(("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"))
 _BLIND = frozenset(("ANY", "AT", "CATEGORY"))
 """Items that treat every ASCII digit alike: any character, a position (`\\b`: digits are word characters),
 a class (`\\d`, `\\w`, `\\s` hold all ten or none)."""
-_DIGIT_FREE = re.compile(r"[0-9]|\\N|\(\?P=")
+_MAY_READ = re.compile(r"[0-9]|\\N|\(\?P=")
 """What a pattern's source must hold to tell digits apart: a digit (a literal, a range's end, an escape such as
 `\\x34` or `\\1`), a named character (`\\N{DIGIT ONE}`) or a named backreference."""
 
@@ -84,7 +84,7 @@ def reads_digits(source: str, flags: int = 0) -> bool:
     """Whether the pattern `source` may tell ASCII digits apart (see the module's contract). A source with no
     digit in it, no named character and no named backreference is read as it is written; any other is parsed
     (`re._parser`) and each item checked; True when it cannot be parsed."""
-    if _DIGIT_FREE.search(source) is None:
+    if _MAY_READ.search(source) is None:
         return False
     mod = parser()
     if mod is None:
