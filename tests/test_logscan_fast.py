@@ -419,6 +419,7 @@ def test_scan_result_pickles_events_exactly() -> None:
     assert back.events == res.events
     assert [type(e) for e in back.events] == [Event] * 4
     assert [e.ts.tzinfo if e.ts else None for e in back.events] == [e.ts.tzinfo if e.ts else None for e in res.events]
+    assert pickle.loads(pickle.dumps(ScanResult())).events == []  # no event: the columns are empty, not missing
 
 
 def test_utc_head_shortcut_equals_the_regex() -> None:
