@@ -90,10 +90,10 @@ class Reading:
 
 
 RowTrace = tuple[bool, int, int, tuple[bool, ...]]
-"""What a row that reads digits found in a text (`Engine._traced_row`): whether its names or codes matched, how its
-phrases and its `unless` patterns matched (`NO_MATCH`, `BLIND_MATCH`: first by a pattern blind to digits' values,
-`DIGIT_MATCH`: by one that reads them; `NOT_RUN`: not needed) and whether each `also` pattern that ran matched.
-Its score follows from these."""
+"""What a row that reads digits found in a text (`Engine._match_row` given its `_DigitParts`): whether its
+names or codes matched, how its phrases and its `unless` patterns matched (`NO_MATCH`, `BLIND_MATCH`: first by a
+pattern blind to digits' values, `DIGIT_MATCH`: by one that reads them; `NOT_RUN`: not needed) and whether each
+`also` pattern that ran matched. Its score follows from these."""
 NO_MATCH, BLIND_MATCH, DIGIT_MATCH, NOT_RUN = 0, 1, 2, 3
 
 
@@ -551,15 +551,15 @@ class Engine:
         lower = ascii_lower(text)  # what the rows' phrase gates read (`gates.Alternation`)
         fit = hit.status if hit else None
         for i in sorted(rows):
-            if digit_rows is not None and self._digit_parts(i).any:
-                m, trace = self._traced_row(i, text, lower, fit)
-                if trace is not None:
-                    digit_rows.append((i, trace))
-            else:
-                m = self._match_row(self._row(i), text, lower, status, fit, headers, origin)
+            parts = self._digit_parts(i) if digit_rows is not None else None
+            m, trace = self._match_row(
+                self._row(i), text, lower, status, fit, headers, origin, parts if parts and parts.any else None
+            )
             if m is not None:
                 found.append(m)
-        rows_found = tuple(found)
+            if trace is not None and digit_rows is not None:
+                digit_rows.append((i, trace))
+        rows_found = tuple(found) if digit_rows is not None else ()
         status_row: tuple[str, float] | None = None
         if hit is not None:
             sm = self._status_match(hit, text, found, local, status is not None)
@@ -691,65 +691,40 @@ class Engine:
         fit: int | None,
         headers: Mapping[str, str] | None,
         origin: str,
-    ) -> Match | None:
-        """Score one compiled row against one text, or None when it does not match; `lower` is `text.lower()`
-        for an ASCII text (else None), `status` the caller's (rows strict about their status need it), `fit`
-        the status judged (it adds to rows listing it, and vetoes rows whose words it contradicts:
-        `not_statuses`)."""
+        parts: _DigitParts | None = None,
+    ) -> tuple[Match | None, RowTrace | None]:
+        """Score one compiled row against one text: its match, or None when it does not match; `lower` is
+        `text.lower()` for an ASCII text (else None), `status` the caller's (rows strict about their status need
+        it), `fit` the status judged (it adds to rows listing it, and vetoes rows whose words it contradicts:
+        `not_statuses`). With `parts` (which of the row's patterns read digits, `_digit_parts`), also what each
+        pattern it ran found (`RowTrace`), so that `reread` knows which results a text differing only in its
+        digits' values can change; else None, as when the row does not apply whatever the text. It stops where
+        the result is known: no name, code, phrase or header (`unless` then `NOT_RUN`), a veto, an `also` pattern
+        missing."""
         sig = c.sig
         if not _admitted(sig, status, fit, origin):
-            return None
-        span: tuple[int, int] | None = None
-        token = c.token_re.search(text) if c.token_re is not None else None
-        if token is not None:
-            span = token.span()
-        phrase = c.phrase.search(text, lower) if c.phrase is not None else None
-        if phrase is not None:
-            span = span or phrase.span()
-        header_hit = bool(c.header_re) and _headers_ok(c.header_re, headers)
-        score = _row_score(sig, token is not None, phrase is not None, header_hit)
-        if score == 0.0:
-            return None
-        if c.unless is not None and c.unless.found(text, lower):
-            return None
-        if any(not rx.search(text) for rx in c.also_re):
-            return None
-        if fit is not None and fit in sig.statuses:
-            score += SCORE_STATUS_FIT
-        excerpt = "headers: " + ", ".join(n for n, _ in c.header_re) if span is None else _excerpt(text, *span)
-        return Match(sig, score, excerpt)
-
-    def _traced_row(
-        self, i: int, text: str, lower: str | None, fit: int | None
-    ) -> tuple[Match | None, RowTrace | None]:
-        """`_match_row` of text row `i` for a log text (no caller's status, no headers), with what each pattern
-        it ran found (`RowTrace`; None when the row does not apply, whatever the text), so that `reread` knows which
-        results a text differing only in its digits' values can change. Like `_match_row`, it stops where the
-        result is known: no name, code or phrase (`unless` then `NOT_RUN`), a veto, an `also` pattern missing."""
-        c, parts = self._row(i), self._digit_parts(i)
-        sig = c.sig
-        if not _admitted(sig, None, fit, "log"):
             return None, None
         token = c.token_re.search(text) if c.token_re is not None else None
         phrase = c.phrase.search(text, lower) if c.phrase is not None else None
-        named, how = token is not None, _how(phrase, parts.phrases)
-        score = _row_score(sig, named, phrase is not None, False)
+        span = token.span() if token is not None else phrase.span() if phrase is not None else None
+        named = token is not None
+        how = _how(phrase, parts.phrases) if parts is not None else NO_MATCH
+        header_hit = bool(c.header_re) and _headers_ok(c.header_re, headers)
+        score = _row_score(sig, named, phrase is not None, header_hit)
         if score == 0.0:
-            return None, (named, how, NOT_RUN, ())
+            return None, None if parts is None else (named, how, NOT_RUN, ())
         unless = c.unless.search(text, lower) if c.unless is not None else None
         if unless is not None:
-            return None, (named, how, _how(unless, parts.unless), ())
+            return None, None if parts is None else (named, how, _how(unless, parts.unless), ())
         also: list[bool] = []
         for rx in c.also_re:
             also.append(rx.search(text) is not None)
             if not also[-1]:
-                return None, (named, how, NO_MATCH, tuple(also))
-        trace = (named, how, NO_MATCH, tuple(also))
+                return None, None if parts is None else (named, how, NO_MATCH, tuple(also))
         if fit is not None and fit in sig.statuses:
             score += SCORE_STATUS_FIT
-        first = token if token is not None else phrase
-        assert first is not None  # a score above zero without headers: a name, a code or a phrase matched
-        return Match(sig, score, _excerpt(text, *first.span())), trace
+        excerpt = "headers: " + ", ".join(n for n, _ in c.header_re) if span is None else _excerpt(text, *span)
+        return Match(sig, score, excerpt), None if parts is None else (named, how, NO_MATCH, tuple(also))
 
 
 def _admitted(sig: Signature, status: int | None, fit: int | None, origin: str) -> bool:

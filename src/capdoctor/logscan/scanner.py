@@ -381,13 +381,14 @@ def provider_hint(text: str, lower: str | None = None) -> str | None:
     """The provider an error record names by host or product word (see `provider_hints`), or None; `lower` as
     in `find_model`."""
     lower = ascii_lower(text) if lower is None else lower  # ASCII: lower() folds case exactly as the regexes do
-    flat = _hint_flat()
-    if lower is not None and flat is not None:
-        for word, name in flat:
-            if word in lower:
-                return name
-        return None
-    return _hint_by_patterns(text, lower)
+    positions = hint_positions(lower)
+    return _hint_by_patterns(text, lower) if positions is None else _hint_at(positions[0])
+
+
+def _hint_at(position: int) -> str | None:
+    """The provider the hint word at `position` in `_hint_flat` names (None: past the end, no word found)."""
+    flat = _hint_flat() or ()
+    return flat[position][1] if position < len(flat) else None
 
 
 def _hint_by_patterns(text: str, lower: str | None) -> str | None:
@@ -437,7 +438,7 @@ def hint_like(text: str, lower: str | None, free: int | None) -> str | None:
     for k in _hint_digit_words():
         if k < free and flat[k][0] in lower:
             return flat[k][1]
-    return flat[free][1] if free < len(flat) else None
+    return _hint_at(free)
 
 
 @cache
@@ -506,11 +507,8 @@ def judge(text: str, ids: Collection[int]) -> Facts:
         return Facts(text, (), (), 0, False, reading=reading)
     lower = ascii_lower(text)
     positions = hint_positions(lower)
-    if positions is None:
-        hint, free = provider_hint(text, lower), None
-    else:
-        flat = _hint_flat() or ()
-        hint, free = (flat[positions[0]][1] if positions[0] < len(flat) else None), positions[1]
+    hint = _hint_by_patterns(text, lower) if positions is None else _hint_at(positions[0])
+    free = None if positions is None else positions[1]
     providers = tuple(hint or _prefix_provider(m.signature.id) for m in matches)
     return Facts(
         text,
