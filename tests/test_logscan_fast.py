@@ -288,6 +288,31 @@ def test_parallel_workers_forked_or_spawned_agree(tmp_path: Path, method: str, m
     assert sorted(e.line for e in parallel.events) == sorted(e.line for e in serial.events)
 
 
+def test_scan_gives_the_collector_back_as_it_found_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan pauses Python's cyclic collector and freezes the parent's objects before forking: afterwards the
+    collector is on again (or still off, when the caller had it off) and nothing stays frozen, so a long-lived
+    process (watch mode) collects as before."""
+    import gc
+
+    data, _ = _dense_log(2000, 7, False)
+    path = tmp_path / "dense.log"
+    path.write_bytes(data)
+    from capdoctor.logscan import sources
+
+    srcs, _ = sources.expand([str(path)])
+    monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 1)
+    assert gc.isenabled()
+    for workers in (1, 2):
+        scanner.scan(srcs, ScanOptions(now=NOW, workers=workers, chunk_bytes=8192))
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    try:
+        scanner.scan(srcs, ScanOptions(now=NOW, workers=2, chunk_bytes=8192))
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+
+
 def test_provider_hint_by_words_equals_the_regexes() -> None:
     """The substring shortcut of `provider_hint` names the provider the ordered regexes name, on every example,
     every corpus text and their upper-case forms."""
