@@ -1,6 +1,7 @@
 """The phrase gates: a gate's literals are in every match of its pattern, and a gated alternation finds exactly
 what the one-regex alternation of its patterns finds (the same span), on the tables' own texts in their own
-case, upper-case and beside characters that fold to ASCII letters."""
+case, upper-case, beside characters that fold to ASCII letters and with letters spelled by such characters; and
+`folded` folds each character exactly as the regex engine's IGNORECASE does."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from capdoctor.classifier.gates import Alternation, admits, required
+from capdoctor.classifier.gates import Alternation, admits, fold_char, folded, required
 from capdoctor.classifier.structure import ascii_words
 from capdoctor.signatures import engine, rows
 
@@ -22,7 +23,8 @@ def _texts() -> list[str]:
     texts = [" ".join(ex.split()) for sig in rows() for ex in sig.examples]
     for name in ("tune", "holdout"):
         texts += [json.loads(ln)["text"] for ln in (CORPUS / f"{name}.jsonl").read_text("utf-8").splitlines() if ln]
-    return texts + [t.upper() for t in texts] + [f"ſ {t} K" for t in texts[:300]]
+    spelled = [t.replace("s", "ſ").replace("k", "\u212a").replace("i", "ı").replace("I", "İ") for t in texts[:300]]
+    return texts + [t.upper() for t in texts] + [f"ſ {t} K" for t in texts[:300]] + spelled
 
 
 @pytest.mark.parametrize(
@@ -34,19 +36,23 @@ def _texts() -> list[str]:
         ("(?<![a-z])o[134]-mini", ["O3-MINI"], ["o2-mini"]),
         ("(?-i:KeyError): (?:x|)", ["KeyError: "], []),
         ("(?:foo)+bar|baz", ["foofoobar", "BAZ"], ["bar"]),
-        ("s", ["ſ"], []),  # IGNORECASE folds the long s to `s`: an ASCII gate would miss it
+        ("s", ["ſ"], []),  # IGNORECASE folds the long s to `s`: a lower-case test would miss it
         ("\u212a", ["k"], []),  # and the Kelvin sign to `k`
+        ("ſtatus", ["STATUS", "status"], ["statue"]),
+        ("ошибка сети", ["ОШИБКА СЕТИ"], ["ошибка"]),
+        ("σφάλμα", ["ΣΦΆΛΜΑ", "σφάλμα"], []),
+        ("İnvalid", ["invalid", "INVALID", "ınvalid"], []),
         ("内存不足", ["内存不足"], ["out of memory"]),
     ],
 )
 def test_gate_literals_are_in_every_match(pattern: str, hits: list[str], misses: list[str]) -> None:
-    """Every text the pattern matches passes its gate (ASCII texts are gated; others always pass), and on the
-    ASCII texts listed as misses the gate or the pattern says no."""
+    """Every text the pattern matches passes its gate (in any script), and on the texts listed as misses the gate
+    or the pattern says no."""
     gate = required(pattern)
     rx = re.compile(pattern, FLAGS)
     for text in hits:
         assert rx.search(text), text
-        assert admits(gate, text.lower() if text.isascii() else None), (pattern, gate, text)
+        assert admits(gate, folded(text)), (pattern, gate, text)
     for text in misses:
         assert not rx.search(text)
     assert required("(?:a|)b") == ("b",)  # an alternative without a literal leaves the branch ungated
@@ -55,8 +61,8 @@ def test_gate_literals_are_in_every_match(pattern: str, hits: list[str], misses:
 
 def test_every_phrase_has_a_gate_its_matches_pass() -> None:
     """Each phrase of the tables is gated (a row's phrases cost a substring test each unless a text can match
-    them), and on every text it matches the gate admits the text (the engine's own compiled rows, gates from
-    the build cache or the parse)."""
+    them), its literals are folded (`folded` leaves them as they are), and on every text it matches the gate
+    admits the text (the engine's own compiled rows, gates from the build cache or the parse)."""
     eng = engine()
     texts = _texts()
     gated = 0
@@ -65,9 +71,10 @@ def test_every_phrase_has_a_gate_its_matches_pass() -> None:
         for alt in (row.phrase, row.unless):
             for gate, rx in alt.parts if alt is not None else ():
                 gated += bool(gate)
+                assert all(folded(lit) == lit for lit in gate), (sig.id, gate)
                 for text in texts:
-                    if text.isascii() and rx.search(text):
-                        assert admits(gate, text.lower()), (sig.id, rx.pattern, gate, text)
+                    if rx.search(text):
+                        assert admits(gate, folded(text)), (sig.id, rx.pattern, gate, text)
     assert gated > 1000
 
 
@@ -89,7 +96,7 @@ def test_gated_alternation_finds_what_the_alternation_finds() -> None:
                     for pats, alt in ((sig.phrases, row.phrase), (sig.unless, row.unless))
                     if pats and alt is not None
                 ]
-            lower = text.lower() if text.isascii() else None
+            lower = folded(text)
             for joined_rx, alt in joined[i]:
                 want = joined_rx.search(text)
                 got = alt.search(text, lower)
@@ -97,3 +104,58 @@ def test_gated_alternation_finds_what_the_alternation_finds() -> None:
                 assert alt.found(text, lower) == bool(want), (text_rows[i].id, text)
                 checked += 1
     assert checked > 3000
+
+
+def _engine_fold() -> dict[int, int]:
+    """The regex engine's own IGNORECASE rule as a map from each code point to a representative: its one-character
+    lower-case form (`_sre.unicode_tolower`), then the smallest of that form's extra case group."""
+    import _sre
+    from re import _casefix
+
+    return {
+        cp: min(((low := _sre.unicode_tolower(cp)), *_casefix._EXTRA_CASES.get(low, ())))
+        for cp in range(0x110000)
+        if not 0xD800 <= cp < 0xE000
+    }
+
+
+def test_fold_char_is_the_regex_engines_case_folding() -> None:
+    """Every character (surrogates aside) folds to what the regex engine's own rule gives, and on the letters of
+    the scripts that case (Latin, Greek, Cyrillic, the letter-like symbols) two characters fold alike exactly when
+    IGNORECASE matches one with the other."""
+    want = _engine_fold()
+    wrong = [cp for cp, rep in want.items() if fold_char(chr(cp)) != chr(rep)]
+    assert not wrong, [hex(cp) for cp in wrong[:20]]
+    by_rep: dict[int, list[int]] = {}
+    for cp in [*range(0x41, 0x250), *range(0x370, 0x530), *range(0x1E00, 0x2000), *range(0x2100, 0x2150)]:
+        by_rep.setdefault(want[cp], []).append(cp)
+    for members in by_rep.values():
+        for a in members:
+            assert all(re.fullmatch(re.escape(chr(a)), chr(b), re.IGNORECASE) for b in members), hex(a)
+    sample = [chr(cp) for cp in (*range(0x41, 0x7B), 0xDF, 0x130, 0x131, 0x17F, 0x3C2, 0x3C3, 0x3A3, 0x212A, 0x1E9E)]
+    for a in sample:
+        for b in sample:
+            assert bool(re.fullmatch(re.escape(a), b, re.IGNORECASE)) == (fold_char(a) == fold_char(b)), (a, b)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Rate Limit Exceeded",
+        "İSTANBUL ıstanbul",  # the dotted capital I lowers to two characters in `str.lower`
+        "ΣΦΆΛΜΑ ΔΙΚΤΎΟΥ: όριο ρυθμού",  # final sigma: `str.lower` writes ς, the engine σ
+        "ſtatus 429 \u212aelvin",
+        "Ошибка: превышен лимит запросов (429)",
+        "错误：模型已达上限，请稍后重试",
+        "emoji 🚦 and a combining e\u0301",
+        "",
+    ],
+)
+def test_folded_folds_each_character_in_place(text: str) -> None:
+    """`folded` is `fold_char` character by character (one for one, so positions agree), in one C pass where it
+    can; an ASCII text is `str.lower()` of it."""
+    got = folded(text)
+    assert got == "".join(map(fold_char, text))
+    assert got is not None and len(got) == len(text)
+    if text.isascii():
+        assert got == text.lower()

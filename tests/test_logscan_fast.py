@@ -313,11 +313,17 @@ def test_scan_gives_the_collector_back_as_it_found_it(tmp_path: Path, monkeypatc
         gc.enable()
 
 
+def _spelled(text: str) -> str:
+    """`text` with letters spelled by the characters IGNORECASE takes for them (the long s, the Kelvin sign, the
+    dotless i, the dotted capital I): the same text to the regexes, another to `str.lower`."""
+    return text.replace("s", "\u017f").replace("k", "\u212a").replace("i", "\u0131").replace("I", "\u0130")
+
+
 def test_provider_hint_by_words_equals_the_regexes() -> None:
     """The substring shortcut of `provider_hint` names the provider the ordered regexes name, on every example,
-    every corpus text and their upper-case forms."""
+    every corpus text, their upper-case forms and with letters spelled by characters IGNORECASE takes for them."""
     texts = _examples() + _corpus_texts()
-    for text in texts + [t.upper() for t in texts]:
+    for text in texts + [t.upper() for t in texts] + [_spelled(t) for t in texts]:
         want = next((name for name, rx in scanner.provider_hints() if rx.search(text)), None)
         assert scanner.provider_hint(text) == want, text
 
@@ -325,10 +331,10 @@ def test_provider_hint_by_words_equals_the_regexes() -> None:
 def test_gated_fields_equal_the_regexes() -> None:
     """`error_status` gives the status `extract_error` reads from the fields (no status reader), and the gated
     `find_model` and `find_request_ids` what their regexes give ungated, on every example and corpus text,
-    upper-cased, and beside a long s (which IGNORECASE folds to `s`, so a non-ASCII text is never gated)."""
+    upper-cased, beside a long s and with letters spelled by characters IGNORECASE takes for them (`ſ` for `s`)."""
     texts = _examples() + _corpus_texts()
     texts += ['{"status": "error", "code": "429"}', "'status': 'x', 'code': 503", '"\u017ftatus": 503', "code=1"]
-    for text in texts + [t.upper() for t in texts] + [f"\u017f {t}" for t in texts[:200]]:
+    for text in texts + [t.upper() for t in texts] + [f"\u017f {t}" for t in texts[:200]] + list(map(_spelled, texts)):
         assert error_status(text) == fields_of(text)["status"], text
         m = scanner._MODEL_FIELD.search(text)
         m2 = scanner.MODEL_RE.search(text)
@@ -349,6 +355,7 @@ def test_retried_shortcut_equals_the_regex() -> None:
     """`retried` says what `_RETRY` says, on every example and corpus text and on retry wordings."""
     texts = _examples() + _corpus_texts()
     texts += ["Retrying in 2s", "RECONNECTING...", "attempt 3/5", "AttemptNumber=2", "retried 4 times", "x"]
+    texts += ["重试：Retrying in 2s", "ſtream reconnecting…", "Attempt 2/5 — İnvalid", "ATTEMPTNUMBER=1 ошибка"]
     for text in texts + [t.upper() for t in texts]:
         assert scanner.retried(text) == bool(scanner._RETRY.search(text)), text
 

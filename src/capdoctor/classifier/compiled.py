@@ -73,14 +73,18 @@ def parser() -> Any:
 
 
 def _key() -> bytes:
-    """The build-cache key: Python's exact version, the regex engine's constants and this module's source."""
+    """The build-cache key: Python's exact version, the regex engine's constants, this module's source and that of
+    `gates` (the stored gates are what its `required` made)."""
     internals = _internals()
     sre = internals[2] if internals else None
     consts = f"{getattr(sre, 'MAGIC', '')} {getattr(sre, 'CODESIZE', '')} {getattr(sre, 'MAXREPEAT', '')}"
-    try:
-        how = Path(__file__).read_bytes()
-    except OSError:
-        how = b"no source"
+    here = Path(__file__)
+    how = b""
+    for source in (here, here.with_name("gates.py")):
+        try:
+            how += source.read_bytes()
+        except OSError:
+            how += b"no source"
     return buildcache.key(b"regex-programs", sys.version.encode(), consts.encode(), how)
 
 

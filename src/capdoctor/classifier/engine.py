@@ -33,7 +33,7 @@ from functools import cached_property, lru_cache
 
 from capdoctor.classifier import compiled
 from capdoctor.classifier.digits import reads_digits
-from capdoctor.classifier.gates import Alternation, ascii_lower
+from capdoctor.classifier.gates import Alternation, folded
 from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
     ORIGINS,
@@ -488,7 +488,7 @@ class Engine:
         hit = self._status(text, None, spellings, names)
         if (None if hit is None else (hit.status, hit.spelling)) != reading.hit:
             return False, hit
-        lower = ascii_lower(text)
+        lower = folded(text)
         for i, (token, phrase, unless, also) in reading.rows:
             c, parts = self._row(i), self._digit_parts(i)
             if parts.token and c.token_re is not None and (c.token_re.search(text) is not None) != token:
@@ -548,7 +548,7 @@ class Engine:
         hit = self._status(text, status, spellings, names)
         found: list[Match] = []
         digit_rows: list[tuple[int, RowTrace]] | None = [] if keep_reading and text is given else None
-        lower = ascii_lower(text)  # what the rows' phrase gates read (`gates.Alternation`)
+        lower = folded(text)  # what the rows' phrase gates read (`gates.Alternation`)
         fit = hit.status if hit else None
         for i in sorted(rows):
             parts = self._digit_parts(i) if digit_rows is not None else None

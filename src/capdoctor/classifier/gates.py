@@ -1,16 +1,22 @@
 """Alternations searched pattern by pattern, each skipped unless the text holds a literal it requires.
 
-Contract: `required(source)` is a gate of the regex `source`: literals, lower-case, of which every match
+Contract: `required(source)` is a gate of the regex `source`: literals, folded, of which every match
 contains at least one (() when it cannot tell; `compiled.gated` keeps each phrase's gate in the build cache
 beside its regex program); `Alternation(patterns, gates)` searches like one regex of
-`(?:p1)|(?:p2)|…` (the leftmost match, the first alternative at that position), but on an ASCII text runs only
-the alternatives whose gate has a literal in the text's lower-case form. Pure; nothing compiled here.
+`(?:p1)|(?:p2)|…` (the leftmost match, the first alternative at that position), but runs only the alternatives
+whose gate has a literal in the text's folded form (`folded`). Pure; nothing compiled here.
 
 Why: a row of the phrase layer is an alternation of dozens of phrases searched with IGNORECASE, where Python's
 regex engine tries every alternative at every position (~40 µs on a 150-character text for the English rows)
 and none of its fast scans for a literal prefix applies. Most of a row's phrases cannot match a given text: a
-substring test per phrase (~50 ns) says which might, and only those run. A non-ASCII text runs every phrase:
-Python's case folding there (`ſ` is `s`, the Kelvin sign is `k`) is more than `str.lower` can tell.
+substring test per phrase (~50 ns) says which might, and only those run.
+
+Folding: IGNORECASE takes two characters as the same when their lower-case forms are (one character each, as
+the regex engine lowers them), or when those are in one of its few extra groups (`ı` and `i`, `ſ` and `s`, `ς`
+and `σ`, the Kelvin sign lowers to `k`). `folded` maps every character to its group's smallest member, and gates
+hold their characters so, so a text holds a gate's literal whenever a pattern with that gate matches it, in any
+script. An ASCII text folds to `str.lower()` (every ASCII character is its group's smallest). Where this
+Python's regex engine does not list its extra groups, a non-ASCII text is not folded and runs every phrase.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from functools import cache
-from typing import Any
+from importlib import import_module
+from typing import Any, NamedTuple
 
 from capdoctor.classifier.compiled import Gate, parser
 
@@ -46,11 +53,67 @@ def _better(a: Gate, b: Gate) -> Gate:
     return a if (min(map(len, a)), -len(a)) >= (min(map(len, b)), -len(b)) else b
 
 
+class _Fold(NamedTuple):
+    """The regex engine's extra case groups as `str.translate` reads them, and a pattern finding any character
+    they change."""
+
+    table: dict[int, int]
+    changed: re.Pattern[str]
+
+
+@cache
+def _fold() -> _Fold | None:
+    """Each member of the regex engine's extra case groups (`re._casefix`; 3.10: `sre_compile`) mapped to its
+    group's smallest member, or None when this Python does not list them."""
+    extra: Any = None
+    for module, name in (("re._casefix", "_EXTRA_CASES"), ("sre_compile", "_ignorecase_fixes")):
+        try:
+            extra = getattr(import_module(module), name)
+            break
+        except (ImportError, AttributeError):
+            continue
+    if not isinstance(extra, dict) or not extra:
+        return None
+    table: dict[int, int] = {}
+    for low, others in extra.items():
+        smallest = min((low, *others))
+        for member in (low, *others):
+            if member != smallest:
+                table[member] = smallest
+    changed = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(table)) + "]")
+    return _Fold(table, changed)
+
+
+def fold_char(ch: str) -> str:
+    """One character as `folded` maps it: lower-cased as the regex engine lowers one character (`str.lower` but
+    for `İ`, which it lowers to two, of which the engine keeps the first), then its group's smallest member."""
+    low = ch.lower()[:1] or ch
+    fold = _fold()
+    return chr(fold.table.get(ord(low), ord(low))) if fold is not None else low
+
+
+def folded(text: str) -> str | None:
+    """`text` with every character folded (see the module docstring): what gates are looked for in, one character
+    for one, so positions agree with `text`'s. For an ASCII text, `text.lower()`. None for a non-ASCII text when
+    the regex engine's extra case groups are unknown (every gate then admits it)."""
+    if text.isascii():
+        return text.lower()
+    fold = _fold()
+    if fold is None:
+        return None
+    low = text.lower()  # one C pass; differs from the engine's one-by-one lowering only where lengths change
+    if len(low) != len(text):  # (`İ`) and in a final sigma (`ς`, which folds with `σ` below)
+        return "".join(map(fold_char, text))
+    return low.translate(fold.table) if fold.changed.search(low) else low
+
+
 def _char(code: int) -> str | None:
-    """A literal character as a gate holds it (lower-case), or None when IGNORECASE may fold it to an ASCII
-    character that a lower-case test would miss."""
+    """A literal character as a gate holds it (folded), or None when IGNORECASE may fold it to an ASCII character
+    and the regex engine's extra case groups are unknown (a non-ASCII text is then never gated, an ASCII one is)."""
     if code < 128:
         return chr(code).lower()
+    if _fold() is not None:
+        return fold_char(chr(code))
     return None if _folds_to_ascii(chr(code)) else chr(code)
 
 
@@ -111,12 +174,12 @@ def _gate(items: Any) -> Gate:
 
 
 def required(source: str, flags: int = re.IGNORECASE | re.DOTALL) -> Gate:
-    """Literals, lower-case, of which every match of `source` contains at least one (() when none is found or
-    the pattern cannot be read): runs of literal characters next to each other in its sequence (through groups
+    """Literals, folded (`folded`), of which every match of `source` contains at least one (() when none is found
+    or the pattern cannot be read): runs of literal characters next to each other in its sequence (through groups
     and zero-width assertions), inside a group repeated at least once, or one per alternative of a branch whose
-    alternatives all have some. A run stops at a character that IGNORECASE may fold to another outside the run's
-    reach: a non-ASCII one that matches an ASCII letter (`ſ`, `K`); other non-ASCII characters are kept (an
-    ASCII text cannot hold them, nor anything they match)."""
+    alternatives all have some. Where the regex engine's extra case groups are unknown, a run stops at a
+    non-ASCII character that IGNORECASE may take for an ASCII one (`ſ`, `K`); other non-ASCII characters are kept
+    as written (an ASCII text cannot hold them, nor anything they match, and no non-ASCII text is gated)."""
     mod = parser()
     if mod is None:
         return ()
@@ -134,14 +197,9 @@ def of_parsed(parsed: Any) -> Gate:
         return ()
 
 
-def ascii_lower(text: str) -> str | None:
-    """`text.lower()` for an ASCII text (exactly how IGNORECASE folds it), else None: what gates read."""
-    return text.lower() if text.isascii() else None
-
-
 def admits(gate: Gate, lower: str | None) -> bool:
-    """Whether a text may hold a match of a pattern with this gate: `lower` is the text lower-cased when it is
-    ASCII (None otherwise: no gate applies to a non-ASCII text)."""
+    """Whether a text may hold a match of a pattern with this gate: `lower` is the text `folded` (None: no gate
+    applies)."""
     if lower is None or not gate:
         return True
     for lit in gate:  # noqa: SIM110 - a loop, not any(): it runs per pattern per text
@@ -160,8 +218,8 @@ class Alternation:
 
     def search(self, text: str, lower: str | None) -> re.Match[str] | None:
         """What `re.search("(?:p1)|(?:p2)|…", text)` finds: the leftmost match, of the first alternative that
-        matches there. `lower`: `text.lower()` when `text` is ASCII (alternatives whose gate it lacks are not
-        run), else None (every alternative runs)."""
+        matches there. `lower`: `folded(text)` (alternatives whose gate it lacks are not run; None: every
+        alternative runs)."""
         best: re.Match[str] | None = None
         for gate, rx in self.parts:
             if lower is not None and gate:

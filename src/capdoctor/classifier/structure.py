@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from capdoctor.classifier import compiled
-from capdoctor.classifier.gates import ascii_lower
+from capdoctor.classifier.gates import folded
 from capdoctor.classifier.tables import Spelling
 
 STATUS_GROUP = r"(?P<s>[45]\d\d)(?!\d)"
@@ -230,7 +230,7 @@ def error_status(text: str) -> int | None:
             if status is not None:
                 return status
         return None
-    lower = ascii_lower(text)  # a non-ASCII text may spell `ſtatus`: the regexes decide
+    lower = folded(text)  # `ſtatus` folds to `status`, as the regexes read it
     for key in ("status", "code"):
         if lower is not None and key not in lower:
             continue

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from capdoctor.classifier.compiled import Gate
 from capdoctor.classifier.digits import reads_digits
 from capdoctor.classifier.engine import Reading
-from capdoctor.classifier.gates import admits, ascii_lower, required
+from capdoctor.classifier.gates import admits, folded, required
 from capdoctor.classifier.structure import StatusHit, error_status
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
@@ -321,9 +321,9 @@ def _gates() -> tuple[Gate, Gate, Gate]:
 
 def find_model(text: str, lower: str | None = None) -> str | None:
     """The model named in an error record (a `model` field first, else a known model-name shape); `lower`:
-    `gates.ascii_lower(text)` when the caller has it."""
+    `gates.folded(text)` when the caller has it."""
     field_gate, model_gate, _ = _gates()
-    lower = ascii_lower(text) if lower is None else lower
+    lower = folded(text) if lower is None else lower
     if not admits(model_gate, lower):
         return None  # both ways end in a model-name shape
     m = _MODEL_FIELD.search(text) if admits(field_gate, lower) else None
@@ -343,7 +343,7 @@ def find_provider(text: str, signature_id: str) -> str | None:
 def find_request_ids(text: str, lower: str | None = None) -> list[str]:
     """Request ids and cf-rays in an error record (what support asks for); `lower` as in `find_model`."""
     out: list[str] = []
-    if not admits(_gates()[2], ascii_lower(text) if lower is None else lower):
+    if not admits(_gates()[2], folded(text) if lower is None else lower):
         return out
     for m in _REQUEST_ID.finditer(text):
         value = next(g for g in m.groups() if g)
@@ -382,7 +382,7 @@ def _hint_flat() -> tuple[tuple[str, str], ...] | None:
 def provider_hint(text: str, lower: str | None = None) -> str | None:
     """The provider an error record names by host or product word (see `provider_hints`), or None; `lower` as
     in `find_model`."""
-    lower = ascii_lower(text) if lower is None else lower  # ASCII: lower() folds case exactly as the regexes do
+    lower = folded(text) if lower is None else lower  # folded as IGNORECASE folds: the words are the regexes'
     positions = hint_positions(lower)
     return _hint_by_patterns(text, lower) if positions is None else _hint_at(positions[0])
 
@@ -394,7 +394,7 @@ def _hint_at(position: int) -> str | None:
 
 
 def _hint_by_patterns(text: str, lower: str | None) -> str | None:
-    """`provider_hint` where the hints are not all plain words, or the text is not ASCII."""
+    """`provider_hint` where the hints are not all plain words, or the text has no folded form."""
     for name, words, rx in _hint_words():
         if lower is not None and words is not None:
             if any(w in lower for w in words):
@@ -412,10 +412,10 @@ def _hint_digit_words() -> tuple[int, ...]:
 
 
 def hint_positions(lower: str | None) -> tuple[int, int] | None:
-    """Where in `_hint_flat` the first hint word the ASCII text `lower` holds stands, and the first one without
-    a digit (each the list's length when none), in one pass; None when the hints are not plain words or the text
-    is not ASCII. The first names the provider (`provider_hint`); the second is what `hint_like` reads the
-    provider of a text differing only in its digits' values from."""
+    """Where in `_hint_flat` the first hint word the folded text `lower` holds stands, and the first one without
+    a digit (each the list's length when none), in one pass; None when the hints are not plain words or there is
+    no folded text (`gates.folded`). The first names the provider (`provider_hint`); the second is what
+    `hint_like` reads the provider of a text differing only in its digits' values from."""
     flat = _hint_flat()
     if lower is None or flat is None:
         return None
@@ -490,12 +490,11 @@ def record_status(text: str, hit: StatusHit | None) -> int:
 
 
 def retried(text: str) -> bool:
-    """Whether a record says the client retried (`_RETRY`); on ASCII text the regex runs only when one of the
-    words every alternative contains is there (a case-folded substring test costs a fraction of it)."""
-    if text.isascii():
-        lower = text.lower()
-        if "retr" not in lower and "reconnect" not in lower and "attempt" not in lower:
-            return False
+    """Whether a record says the client retried (`_RETRY`); the regex runs only when one of the words every
+    alternative contains is in the folded text (`gates.folded`: a substring test costs a fraction of it)."""
+    lower = folded(text)
+    if lower is not None and "retr" not in lower and "reconnect" not in lower and "attempt" not in lower:
+        return False
     return bool(_RETRY.search(text))
 
 
@@ -507,7 +506,7 @@ def judge(text: str, ids: Collection[int]) -> Facts:
     matches = relevant(found)
     if not matches:
         return Facts(text, (), (), 0, False, reading=reading)
-    lower = ascii_lower(text)
+    lower = folded(text)
     positions = hint_positions(lower)
     hint = _hint_by_patterns(text, lower) if positions is None else _hint_at(positions[0])
     free = None if positions is None else positions[1]
@@ -544,7 +543,7 @@ def judge_like(template: Facts, text: str, ids: Collection[int]) -> Facts | None
         return None
     if not template.matches:
         return template
-    lower = ascii_lower(text)
+    lower = folded(text)
     hint = hint_like(text, lower, template.free_hint)
     blind_retry, blind_ids = _blind_fields()
     facts = Facts(
