@@ -546,20 +546,32 @@ def judge_like(template: Facts, text: str, ids: Collection[int]) -> Facts | None
     lower = folded(text)
     hint = hint_like(text, lower, template.free_hint)
     blind_retry, blind_ids = _blind_fields()
-    facts = Facts(
+    providers = tuple(hint or _prefix_provider(sid) for sid in template.sids)
+    status = record_status(text, hit)
+    retry = template.retry if blind_retry else retried(text)
+    model = find_model(text, lower)
+    request_ids = template.request_ids if blind_ids else bool(find_request_ids(text, lower))
+    if (providers, status, retry, model, request_ids) == (
+        template.providers,
+        template.status,
+        template.retry,
+        template.model,
+        template.request_ids,
+    ):
+        return template  # (compared before any new facts are made: the common case makes none)
+    return Facts(
         template.text,
         template.matches,
-        tuple(hint or _prefix_provider(sid) for sid in template.sids),
-        record_status(text, hit),
-        template.retry if blind_retry else retried(text),
-        find_model(text, lower),
-        template.request_ids if blind_ids else bool(find_request_ids(text, lower)),
+        providers,
+        status,
+        retry,
+        model,
+        request_ids,
         template.sids,
         template.causes,
         reading,
         template.free_hint,
     )
-    return template if facts == template else facts
 
 
 @cache
