@@ -290,8 +290,8 @@ def test_parallel_workers_forked_or_spawned_agree(tmp_path: Path, method: str, m
 
 def test_scan_gives_the_collector_back_as_it_found_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A scan pauses Python's cyclic collector and freezes the parent's objects before forking: afterwards the
-    collector is on again (or still off, when the caller had it off) and nothing stays frozen, so a long-lived
-    process (watch mode) collects as before."""
+    collector is on again (or still off, when the caller had it off) and nothing it froze stays frozen, so a
+    long-lived process (watch mode) collects as before."""
     import gc
 
     data, _ = _dense_log(2000, 7, False)
@@ -311,6 +311,13 @@ def test_scan_gives_the_collector_back_as_it_found_it(tmp_path: Path, monkeypatc
         assert not gc.isenabled() and gc.get_freeze_count() == 0
     finally:
         gc.enable()
+    gc.freeze()  # a caller's own frozen objects stay frozen
+    try:
+        frozen = gc.get_freeze_count()
+        scanner.scan(srcs, ScanOptions(now=NOW, workers=2, chunk_bytes=8192))
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
 
 
 def _spelled(text: str) -> str:

@@ -1389,18 +1389,22 @@ def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> li
     """Run the byte-range jobs on `workers` processes; None when processes cannot be used here."""
     try:
         ctx = _pool_context()
+        frozen = False
         if ctx.get_start_method() == "fork":
             for engine in {job[3].engine for job in jobs}:
                 prefilter_for(engine)  # built once here, inherited by every worker
             classifier().prepare()  # every row compiled once here (from the build cache), not in each worker
             provider_hints()
-            gc.freeze()  # what exists now is shared with the workers and stays so: no collection touches it there
+            if not gc.get_freeze_count():  # (a caller that froze objects itself keeps them so)
+                gc.freeze()  # what exists now is shared with the workers and stays so: no collection touches it there
+                frozen = True
         try:
             with ctx.Pool(workers) as pool:
                 parts: list[ScanResult] = pool.map(_scan_range_worker, jobs, chunksize=1)
                 return parts
         finally:
-            gc.unfreeze()
+            if frozen:
+                gc.unfreeze()
     except (OSError, RuntimeError, EOFError, ImportError):
         return None  # e.g. an embedding script without a __main__ guard: scan in this process instead
 
