@@ -101,8 +101,8 @@ def folded(text: str) -> str | None:
     fold = _fold()
     if fold is None:
         return None
-    low = text.lower()  # one C pass; differs from the engine's one-by-one lowering only where lengths change
-    if len(low) != len(text):  # (`İ`) and in a final sigma (`ς`, which folds with `σ` below)
+    low = text.lower()  # one C pass: the engine's lowering but for `İ` (two characters) and a final `Σ` (`ς`,
+    if len(low) != len(text):  # which folds with `σ` anyway): with an `İ`, character by character
         return "".join(map(fold_char, text))
     return low.translate(fold.table) if fold.changed.search(low) else low
 
