@@ -159,3 +159,17 @@ def test_folded_folds_each_character_in_place(text: str) -> None:
     assert got is not None and len(got) == len(text)
     if text.isascii():
         assert got == text.lower()
+
+
+def test_without_the_engines_case_groups_non_ascii_texts_are_not_gated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the regex engine does not list its extra case groups (a Python whose internals differ), a non-ASCII
+    text has no folded form, so every gate admits it, and a gate's run stops at a character IGNORECASE may take
+    for an ASCII one: what the gates say is then still never less than what the patterns match."""
+    from capdoctor.classifier import gates
+
+    monkeypatch.setattr(gates, "_fold", lambda: None)
+    assert folded("Ошибка: ſtatus 429") is None
+    assert folded("Rate LIMIT") == "rate limit"
+    assert admits(("status",), folded("ſtatus"))
+    assert required("ſtatus code") == ("tatus code",)
+    assert required("ошибка сети") == ("ошибка сети",)
