@@ -109,8 +109,8 @@ def test_gated_alternation_finds_what_the_alternation_finds() -> None:
 def _engine_fold() -> dict[int, int]:
     """The regex engine's own IGNORECASE rule as a map from each code point to a representative: its one-character
     lower-case form (`_sre.unicode_tolower`), then the smallest of that form's extra case group."""
-    import _sre
-    from re import _casefix
+    _sre = pytest.importorskip("_sre")
+    _casefix = pytest.importorskip("re._casefix")  # Python 3.11+: the engine's extra case groups
 
     return {
         cp: min(((low := _sre.unicode_tolower(cp)), *_casefix._EXTRA_CASES.get(low, ())))
