@@ -694,7 +694,7 @@ class Engine:
         parts: _DigitParts | None = None,
     ) -> tuple[Match | None, RowTrace | None]:
         """Score one compiled row against one text: its match, or None when it does not match; `lower` is
-        `text.lower()` for an ASCII text (else None), `status` the caller's (rows strict about their status need
+        `gates.folded(text)` (what the phrase gates read), `status` the caller's (rows strict about their status need
         it), `fit` the status judged (it adds to rows listing it, and vetoes rows whose words it contradicts:
         `not_statuses`). With `parts` (which of the row's patterns read digits, `_digit_parts`), also what each
         pattern it ran found (`RowTrace`), so that `reread` knows which results a text differing only in its

@@ -311,18 +311,26 @@ def relevant(matches: Sequence[Match]) -> list[Match]:
     return [m for m in best if (STRENGTH_RANK[m.signature.strength], SPECIFICITY[m.signature.layer]) >= rank]
 
 
+class _FieldGates(NamedTuple):
+    model_field: Gate
+    model: Gate
+    request_id: Gate
+    retry: Gate
+
+
 @cache
-def _gates() -> tuple[Gate, Gate, Gate]:
-    """The gates (`gates.required`) of `_MODEL_FIELD`, `MODEL_RE` and `_REQUEST_ID`: a text without any of a
-    pattern's gate literals is not searched (judged once per new error text; Python's regex engine has no
+def _gates() -> _FieldGates:
+    """The gates (`gates.required`) of `_MODEL_FIELD`, `MODEL_RE`, `_REQUEST_ID` and `_RETRY`: a text without any
+    of a pattern's gate literals is not searched (judged once per new error text; Python's regex engine has no
     fast scan for these patterns' shapes)."""
-    return required(_MODEL_FIELD.pattern), required(MODEL_RE.pattern), required(_REQUEST_ID.pattern)
+    return _FieldGates(*(required(rx.pattern, rx.flags) for rx in (_MODEL_FIELD, MODEL_RE, _REQUEST_ID, _RETRY)))
 
 
 def find_model(text: str, lower: str | None = None) -> str | None:
     """The model named in an error record (a `model` field first, else a known model-name shape); `lower`:
     `gates.folded(text)` when the caller has it."""
-    field_gate, model_gate, _ = _gates()
+    gates = _gates()
+    field_gate, model_gate = gates.model_field, gates.model
     lower = folded(text) if lower is None else lower
     if not admits(model_gate, lower):
         return None  # both ways end in a model-name shape
@@ -343,7 +351,7 @@ def find_provider(text: str, signature_id: str) -> str | None:
 def find_request_ids(text: str, lower: str | None = None) -> list[str]:
     """Request ids and cf-rays in an error record (what support asks for); `lower` as in `find_model`."""
     out: list[str] = []
-    if not admits(_gates()[2], folded(text) if lower is None else lower):
+    if not admits(_gates().request_id, folded(text) if lower is None else lower):
         return out
     for m in _REQUEST_ID.finditer(text):
         value = next(g for g in m.groups() if g)
@@ -382,9 +390,16 @@ def _hint_flat() -> tuple[tuple[str, str], ...] | None:
 def provider_hint(text: str, lower: str | None = None) -> str | None:
     """The provider an error record names by host or product word (see `provider_hints`), or None; `lower` as
     in `find_model`."""
-    lower = folded(text) if lower is None else lower  # folded as IGNORECASE folds: the words are the regexes'
+    return _hint_and_free(text, folded(text) if lower is None else lower)[0]
+
+
+def _hint_and_free(text: str, lower: str | None) -> tuple[str | None, int | None]:
+    """`provider_hint`, and where the text's first hint word without a digit stands (`hint_positions`; None when
+    the words cannot tell and the patterns decide)."""
     positions = hint_positions(lower)
-    return _hint_by_patterns(text, lower) if positions is None else _hint_at(positions[0])
+    if positions is None:
+        return _hint_by_patterns(text, lower), None
+    return _hint_at(positions[0]), positions[1]
 
 
 def _hint_at(position: int) -> str | None:
@@ -489,13 +504,10 @@ def record_status(text: str, hit: StatusHit | None) -> int:
     return status or 0
 
 
-def retried(text: str) -> bool:
-    """Whether a record says the client retried (`_RETRY`); the regex runs only when one of the words every
-    alternative contains is in the folded text (`gates.folded`: a substring test costs a fraction of it)."""
-    lower = folded(text)
-    if lower is not None and "retr" not in lower and "reconnect" not in lower and "attempt" not in lower:
-        return False
-    return bool(_RETRY.search(text))
+def retried(text: str, lower: str | None = None) -> bool:
+    """Whether a record says the client retried (`_RETRY`), the regex behind its gate (`_gates`); `lower` as in
+    `find_model`."""
+    return admits(_gates().retry, folded(text) if lower is None else lower) and bool(_RETRY.search(text))
 
 
 def judge(text: str, ids: Collection[int]) -> Facts:
@@ -507,16 +519,14 @@ def judge(text: str, ids: Collection[int]) -> Facts:
     if not matches:
         return Facts(text, (), (), 0, False, reading=reading)
     lower = folded(text)
-    positions = hint_positions(lower)
-    hint = _hint_by_patterns(text, lower) if positions is None else _hint_at(positions[0])
-    free = None if positions is None else positions[1]
+    hint, free = _hint_and_free(text, lower)
     providers = tuple(hint or _prefix_provider(m.signature.id) for m in matches)
     return Facts(
         text,
         tuple(matches),
         providers,
         record_status(text, hit),
-        retried(text),
+        retried(text, lower),
         find_model(text, lower),
         bool(find_request_ids(text, lower)),
         tuple(m.signature.id for m in matches),
@@ -548,7 +558,7 @@ def judge_like(template: Facts, text: str, ids: Collection[int]) -> Facts | None
     blind_retry, blind_ids = _blind_fields()
     providers = tuple(hint or _prefix_provider(sid) for sid in template.sids)
     status = record_status(text, hit)
-    retry = template.retry if blind_retry else retried(text)
+    retry = template.retry if blind_retry else retried(text, lower)
     model = find_model(text, lower)
     request_ids = template.request_ids if blind_ids else bool(find_request_ids(text, lower))
     if (providers, status, retry, model, request_ids) == (
@@ -578,11 +588,12 @@ def judge_like(template: Facts, text: str, ids: Collection[int]) -> Facts | None
 def _blind_fields() -> tuple[bool, bool]:
     """Whether `retried` and whether `find_request_ids` say the same of every text of one digit shape: their
     patterns and the words they test first read no digit's value (`digits.reads_digits`)."""
-    retry = not reads_digits(_RETRY.pattern, _RETRY.flags)
-    ids = not reads_digits(_REQUEST_ID.pattern, _REQUEST_ID.flags) and not any(
-        ch.isdigit() for lit in _gates()[2] for ch in lit
-    )
-    return retry, ids
+    gates = _gates()
+
+    def blind(rx: re.Pattern[str], gate: Gate) -> bool:
+        return not reads_digits(rx.pattern, rx.flags) and not any(ch.isdigit() for lit in gate for ch in lit)
+
+    return blind(_RETRY, gates.retry), blind(_REQUEST_ID, gates.request_id)
 
 
 _KEY_TS = re.compile(
