@@ -18,6 +18,7 @@ from capdoctor.logscan.engine import build_prefilter
 from capdoctor.logscan.scanner import Facts, RecordMemo, ScanOptions, judge, record_key, relevant, scan_bytes
 from capdoctor.signatures import classify, extract_error, rows
 from capdoctor.signatures import engine as classifier
+from tests.test_gates import spelled
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 CORPUS = Path(__file__).parent / "data" / "corpus"
@@ -320,17 +321,11 @@ def test_scan_gives_the_collector_back_as_it_found_it(tmp_path: Path, monkeypatc
         gc.unfreeze()
 
 
-def _spelled(text: str) -> str:
-    """`text` with letters spelled by the characters IGNORECASE takes for them (the long s, the Kelvin sign, the
-    dotless i, the dotted capital I): the same text to the regexes, another to `str.lower`."""
-    return text.replace("s", "\u017f").replace("k", "\u212a").replace("i", "\u0131").replace("I", "\u0130")
-
-
 def test_provider_hint_by_words_equals_the_regexes() -> None:
     """The substring shortcut of `provider_hint` names the provider the ordered regexes name, on every example,
     every corpus text, their upper-case forms and with letters spelled by characters IGNORECASE takes for them."""
     texts = _examples() + _corpus_texts()
-    for text in texts + [t.upper() for t in texts] + [_spelled(t) for t in texts]:
+    for text in texts + [t.upper() for t in texts] + [spelled(t) for t in texts]:
         want = next((name for name, rx in scanner.provider_hints() if rx.search(text)), None)
         assert scanner.provider_hint(text) == want, text
 
@@ -341,7 +336,7 @@ def test_gated_fields_equal_the_regexes() -> None:
     upper-cased, beside a long s and with letters spelled by characters IGNORECASE takes for them (`ſ` for `s`)."""
     texts = _examples() + _corpus_texts()
     texts += ['{"status": "error", "code": "429"}', "'status': 'x', 'code': 503", '"\u017ftatus": 503', "code=1"]
-    for text in texts + [t.upper() for t in texts] + [f"\u017f {t}" for t in texts[:200]] + list(map(_spelled, texts)):
+    for text in texts + [t.upper() for t in texts] + [f"\u017f {t}" for t in texts[:200]] + list(map(spelled, texts)):
         assert error_status(text) == fields_of(text)["status"], text
         m = scanner._MODEL_FIELD.search(text)
         m2 = scanner.MODEL_RE.search(text)
