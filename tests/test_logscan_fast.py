@@ -80,9 +80,10 @@ def test_prefilter_ids_are_the_engines_literals() -> None:
         assert set(ids) >= classifier().literal_ids(text), text
 
 
-def _dense_log(n_lines: int, every: int, unique: bool, seed: int = 3) -> tuple[bytes, int]:
+def _dense_log(n_lines: int, every: int, unique: bool, seed: int = 3, ids: bool = True) -> tuple[bytes, int]:
     """Ordinary lines full of common words (404s, account, proxy, daily, retry) with one error line in `every`;
-    every line has its own timestamp and request id. Returns the log and how many error lines were planted."""
+    every line has its own timestamp and (error lines: with `ids`) request id. Returns the log and how many error
+    lines were planted."""
     rng = random.Random(seed)
     errors = [e for e in _examples() if classify(f"2026-11-29T00:00:00Z ERROR {e}", origin="log")]
     ordinary = (
@@ -97,7 +98,8 @@ def _dense_log(n_lines: int, every: int, unique: bool, seed: int = 3) -> tuple[b
         ts = f"2026-11-29T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
         if every and i % every == every - 1:
             tail = f" [seq {i}]" if unique else ""
-            out.append(f"{ts} ERROR {rng.choice(errors)} request_id=req_{rng.getrandbits(64):016x}{tail}")
+            rid = f" request_id=req_{rng.getrandbits(64):016x}" if ids else ""
+            out.append(f"{ts} ERROR {rng.choice(errors)}{rid}{tail}")
             planted += 1
         else:
             out.append(
@@ -113,14 +115,37 @@ def _counts(res: scanner.ScanResult) -> dict[str, int]:
 
 
 @pytest.mark.parametrize(
-    ("every", "unique"), [(0, False), (1000, False), (100, False), (100, True), (10, False), (1, False)]
+    ("every", "unique", "ids"),
+    [
+        (0, False, True),
+        (1000, False, True),
+        (100, False, True),
+        (100, True, True),
+        (100, True, False),
+        (10, False, True),
+        (1, False, True),
+        (1, True, False),
+    ],
 )
-def test_counts_exact_at_every_density(every: int, unique: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_counts_exact_at_every_density(every: int, unique: bool, ids: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every planted error line is one record; the memo and the prefilter's ids change nothing: the same scan
-    with the memo off and the pure-Python prefilter (which gives no ids) has identical statistics and events."""
-    data, planted = _dense_log(3000, every, unique)
+    with the memo off and the pure-Python prefilter (which gives no ids) has identical statistics and events.
+    Unique error lines without ids differ from earlier ones only in their digits: most are judged like a record
+    of their shape (`RecordMemo.find`), which the scan is checked to have done."""
+    data, planted = _dense_log(3000, every, unique, ids=ids)
+    alike = 0
+    keep_alike = RecordMemo.keep_alike
+
+    def counted(memo: RecordMemo, raw: bytes, facts: Facts) -> None:
+        nonlocal alike
+        alike += 1
+        keep_alike(memo, raw, facts)
+
+    monkeypatch.setattr(RecordMemo, "keep_alike", counted)
     fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
     assert len(fast.events) == planted
+    if unique and not ids and every == 1:
+        assert alike > planted // 2, (alike, planted)
     monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)  # every record judged afresh
     slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
     assert _counts(fast) == _counts(slow)
@@ -378,6 +403,78 @@ def test_huge_line_split_over_workers(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(scanner, "CARRY_CAP", 4096)
     parallel = scanner.scan(srcs, ScanOptions(now=NOW, workers=3, chunk_bytes=8192))
     assert _counts(parallel) == _counts(serial) and sum(_counts(serial).values()) == 2
+
+
+def test_records_of_one_shape_with_other_statuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records whose every byte but their digits is the same are judged like an earlier one of their shape only
+    where the engine reads them alike: a status, a model version, a port or an address among the digits that
+    change gives each record its own facts, as the scan that judges every record afresh finds them."""
+    rng = random.Random(11)
+    shapes = (
+        "{ts} ERROR upstream returned HTTP {code}: request failed [seq {i}]",
+        "{ts} ERROR Error code: {code} - model gpt-{v}.{w} is overloaded, retry in {n}s",
+        "{ts} ERROR connect ECONNREFUSED {a}.0.0.{b}:{port} while calling the model (attempt {n})",
+        '{ts} WARN {{"error": {{"status": {code}, "message": "try again in {n} seconds"}}}}',
+    )
+    out = []
+    for i in range(2500):
+        ts = f"2026-11-29T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
+        out.append(
+            rng.choice(shapes).format(
+                ts=ts,
+                i=rng.randrange(100, 999),
+                code=rng.choice((429, 503, 529, 401, 404, 500, 400, 200, 402, 403)),
+                v=rng.randrange(3, 6),
+                w=rng.randrange(10),
+                n=rng.randrange(10, 99),
+                a=rng.choice((127, 10, 0)),
+                b=rng.choice((1, 0, 2)),
+                port=rng.choice((11434, 8080, 1234, 11435)),
+            )
+        )
+    data = ("\n".join(out) + "\n").encode()
+    alike = 0
+    keep_alike = RecordMemo.keep_alike
+
+    def counted(memo: RecordMemo, raw: bytes, facts: Facts) -> None:
+        nonlocal alike
+        alike += 1
+        keep_alike(memo, raw, facts)
+
+    monkeypatch.setattr(RecordMemo, "keep_alike", counted)
+    fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
+    assert alike > 100 and len({e.signature for e in fast.events}) > 3
+    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)
+    slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
+    _same_scans(fast, slow)
+
+
+def test_memo_finds_records_of_a_judged_shape() -> None:
+    """`find` gives the facts of a judged record for a record of its shape before computing its key, and
+    `keep_alike` remembers the outcome by the bytes after the timestamp only when nothing else could leave the
+    key: `lookup` still gives `record_key`'s key for every record."""
+    memo = RecordMemo()
+    facts = Facts("t", (), (), 0, False, reading=classifier().read("x", ())[2])
+    assert facts.reading is not None
+    first = b"2026-11-29T10:00:00.123Z ERROR Error code: 529 overloaded [seq 17]"
+    key, _ = memo.lookup(first)
+    memo.put(key, facts, first)
+    for raw in (
+        b"2026-11-29T10:00:01.456Z ERROR Error code: 529 overloaded [seq 42]",
+        b"2026-11-29T10:00:01.456Z ERROR Error code: 429 overloaded [seq 42]",
+        b"2026-11-30T11:00:02.000Z ERROR Error code: 529 overloaded [seq 99]",
+    ):
+        assert memo.find(raw) == (None, None, facts), raw
+        memo.keep_alike(raw, facts)
+        assert memo.lookup(raw) == (record_key(raw), facts), raw
+    dotted = b"2026-11-29T10:00:00.123Z ERROR upstream 120.0.0.1:8080 said 529 overloaded"
+    key, _ = memo.lookup(dotted)
+    memo.put(key, facts, dotted)
+    other = b"2026-11-29T10:00:00.123Z ERROR upstream 127.0.0.1:8080 said 529 overloaded"
+    assert memo.find(other) == (None, None, facts)  # (judge_like decides whether the engine reads it alike)
+    memo.keep_alike(other, facts)  # an address-like text: not remembered by its bytes, its key differs
+    assert memo.lookup(other) == (record_key(other), None) and record_key(other) != key
+    assert memo.find(other[:-1] + b"X", alike=False)[2] is None
 
 
 def test_memo_lookup_by_the_bytes_after_the_timestamp() -> None:

@@ -80,13 +80,16 @@ class Reading:
     differing from it only in those values (`Retry in 17s`, then `Retry in 42s`) can be judged alike by running
     only what reads them (`Engine.reread`): the literal ids, the status hit (status, spelling), what each row whose
     patterns tell digits apart found (`RowTrace`), the rows' matches before the status's, and the status match
-    (row id, score). Every other pattern sees only that a digit stands somewhere (`digits.py`)."""
+    (row id, score). Every other pattern sees only that a digit stands somewhere (`digits.py`). The status names
+    and spellings those ids trigger are kept with them (`_units_of`): a text read again has the same ids."""
 
     ids: frozenset[int]
     hit: tuple[int, str] | None
     rows: tuple[tuple[int, RowTrace], ...]
     found: tuple[Match, ...]
     status_row: tuple[str, float] | None
+    names: tuple[int, ...] = ()
+    spellings: frozenset[int] = frozenset()
 
 
 RowTrace = tuple[bool, int, int, tuple[bool, ...]]
@@ -484,8 +487,7 @@ class Engine:
         digits; every other pattern gives the same spans in both texts."""
         if "\\u" in text or frozenset(ids) != reading.ids:
             return False, None
-        _, names, spellings = self._units_of(ids)
-        hit = self._status(text, None, spellings, names)
+        hit = self._status(text, None, reading.spellings, reading.names)
         if (None if hit is None else (hit.status, hit.spelling)) != reading.hit:
             return False, hit
         lower = folded(text)
@@ -577,7 +579,8 @@ class Engine:
         reading = None
         if digit_rows is not None:
             spelled = None if hit is None else (hit.status, hit.spelling)
-            reading = Reading(frozenset(ids), spelled, tuple(digit_rows), rows_found, status_row)
+            units = (tuple(sorted(names)), frozenset(spellings))
+            reading = Reading(frozenset(ids), spelled, tuple(digit_rows), rows_found, status_row, *units)
         return found, hit, reading
 
     def _worded_rows(self, ids: Collection[int]) -> set[int]:

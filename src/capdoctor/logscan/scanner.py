@@ -752,6 +752,10 @@ class RecordMemo:
         """Facts by the shape of their record's key (every ASCII digit read as `0`), for facts that keep what the
         engine read of the digits (`Facts.reading`): a record of that shape is judged like them (`judge_like`)
         rather than afresh. Emptied when full."""
+        self._alike: dict[bytes, Facts] = {}
+        """The same facts by the shape of the whole record (`find`): a record whose every byte but its digits is
+        that of a judged one (`[seq 17]`, `[seq 42]`, their timestamps) is judged like it without computing its
+        key first. Emptied when full."""
         self.hits = 0
         self.misses = 0
         self._missed: tuple[bytes, bytes | None, bytes, tuple[tuple[int, int], ...] | None] | None = None
@@ -766,18 +770,30 @@ class RecordMemo:
         A record that starts with its timestamp is first looked up by the bytes after it: when the rest held
         nothing to leave out, its key is those bytes behind one NUL, and the key need not be computed. A record
         of the shape of one whose key left out only its client addresses is found by that template."""
+        key, facts, _ = self.find(raw, alike=False)
+        assert key is not None  # (alike=False: the key is always computed)
+        return key, facts
+
+    def find(self, raw: bytes, alike: bool = True) -> tuple[bytes | None, Facts | None, Facts | None]:
+        """`lookup(raw)` and a third value: with `alike`, before the key is computed, facts judged for a record
+        of the same shape (`_alike`), to judge `raw` like them (`judge_like`); then the key is None (`keep_alike`
+        remembers the outcome, `lookup` computes the key when the engine reads `raw` otherwise)."""
         m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN) if raw[:1] in _KEY_TS_FIRST else None
         rest = raw[m.end() :] if m is not None else None
         if rest is not None:
             facts = self._exact.get(rest)
             if facts is not None:
                 self.hits += 1
-                return b"\x00" + rest, facts
+                return b"\x00" + rest, facts, None
         shape = raw.translate(_DIGIT_MAP)
         template = self._shapes.get(shape)
         if template is not None and template.fits(raw):
             self.hits += 1
-            return template.key, template.facts
+            return template.key, template.facts, None
+        like = self._alike.get(shape) if alike else None
+        if like is not None:
+            self._missed = (raw, rest, shape, None)
+            return None, None, like
         key, spans = _record_key(raw)
         facts = self.get(key)
         if facts is not None:
@@ -787,7 +803,30 @@ class RecordMemo:
                 self._remember_shape(raw, shape, spans, key, facts)
         else:
             self._missed = (raw, rest, shape, spans)  # what `put` needs when this record is judged next
-        return key, facts
+        return key, facts, None
+
+    def keep_alike(self, raw: bytes, facts: Facts) -> None:
+        """Remember `facts`, judged for the record `raw` for which `find` just gave facts of its shape, by the bytes
+        after its timestamp when nothing else would leave the key (as `put` does): the same bytes again are found
+        at once. Its key is not computed; nothing that could be an id or an address (a run of 16 hex characters,
+        `req_`, `chatcmpl-`, `d.d`) is the sure sign that it is those bytes behind one NUL."""
+        missed = self._missed
+        self._missed = None
+        self.hits += 1
+        if missed is None or missed[0] is not raw:
+            return
+        _, rest, shape, _ = missed
+        if (
+            rest is not None
+            and len(rest) < self.key_bytes
+            and shape.find(b"0.0", len(raw) - len(rest)) < 0
+            and rest.translate(_HEX_MAP).find(_HEX_RUN) < 0
+            and b"req_" not in rest
+            and b"chatcmpl-" not in rest
+        ):
+            if len(self._exact) >= self.entries:
+                self._exact.clear()
+            self._exact[rest] = facts
 
     def _remember_shape(
         self, raw: bytes, shape: bytes, spans: tuple[tuple[int, int], ...], key: bytes, facts: Facts
@@ -822,6 +861,7 @@ class RecordMemo:
         the record, lets a record whose key is only its timestamp left out be found by its bytes (`lookup`)."""
         if len(key) > self.key_bytes:
             return
+        shape = b""
         if raw is not None:
             missed = self._missed
             if missed is not None and missed[0] is raw:  # the record `lookup` just missed: its parts are known
@@ -841,6 +881,10 @@ class RecordMemo:
             if len(self._similar) >= self.entries:
                 self._similar.clear()
             self._similar[key.translate(_DIGIT_MAP)] = facts
+            if raw is not None:
+                if len(self._alike) >= self.entries:
+                    self._alike.clear()
+                self._alike[shape if shape else raw.translate(_DIGIT_MAP)] = facts
         self._data[key] = facts
         if len(self._data) > self.entries:
             self._data.popitem(last=False)
@@ -1017,13 +1061,14 @@ class _FileScanner:
             return buf.count(b"\n", 0, cut)
         records: dict[int, list[tuple[int, int]]] = {}
         looked: dict[int, tuple[bytes, bytes, Facts]] = {}
-        """A one-line record's bytes, memo key and facts, by its start: judged (or looked up) as it was found."""
+        """A one-line record's bytes, memo key (empty when it was judged like a record of its shape: `RecordMemo.find`,
+        `keep_alike`) and facts, by its start: judged (or looked up) as it was found."""
         memo = self.memo
         quiet: dict[int, int] = {}
         """One-line records judged before as no error, by start -> end: dropped as found (an access log's 404)."""
         in_order = True  # records were found in the order of their starts (no continuation reached back)
         rfind, find = buf.rfind, buf.find
-        memo_lookup = self.memo.lookup
+        memo_lookup, memo_find = self.memo.lookup, self.memo.find
         last_end = -1
         for e in ends:
             if e <= last_end:  # another literal on a line already taken
@@ -1049,15 +1094,23 @@ class _FileScanner:
             if head == ls:
                 if le - ls <= RECORD_CHARS:
                     line = bytes(buf[ls:le])
-                    line_key, line_facts = memo_lookup(line)
+                    line_key, line_facts, like = memo_find(line)
                     if line_facts is None:  # judged now (nothing else happens to it before it is counted below)
                         text = line.decode("utf-8", "replace")
-                        line_facts = self._judge(text, _literals_in(self.pf, text, line, ids, ends, ls, le), line_key)
-                        memo.put(line_key, line_facts, line)
+                        lits = _literals_in(self.pf, text, line, ids, ends, ls, le)
+                        line_facts = judge_like(like, text, lits) if like is not None else None
+                        if line_facts is not None:  # a record of a judged one's shape (its key is not needed)
+                            memo.keep_alike(line, line_facts)
+                        else:
+                            if line_key is None:  # the engine read it otherwise: looked up by its key after all
+                                line_key, line_facts = memo_lookup(line)
+                            if line_facts is None:
+                                line_facts = self._judge(text, lits, line_key)
+                                memo.put(line_key, line_facts, line)
                     if not line_facts.matches:
                         quiet[ls] = le
                         continue
-                    looked[ls] = (line, line_key, line_facts)
+                    looked[ls] = (line, b"" if line_key is None else line_key, line_facts)
                 records[ls] = [(ls, le)]
                 continue
             in_order = False
