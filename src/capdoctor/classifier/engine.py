@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from capdoctor.classifier import compiled
+from capdoctor.classifier.compiled import Gate
 from capdoctor.classifier.digits import reads_digits
-from capdoctor.classifier.gates import Alternation, folded
+from capdoctor.classifier.gates import Alternation, admits, folded
 from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
     ORIGINS,
@@ -89,7 +90,7 @@ class Reading:
     found: tuple[Match, ...]
     status_row: tuple[str, float] | None
     names: tuple[int, ...] = ()
-    spellings: frozenset[int] = frozenset()
+    spellings: tuple[int, ...] = ()
 
 
 RowTrace = tuple[bool, int, int, tuple[bool, ...]]
@@ -104,12 +105,15 @@ NO_MATCH, BLIND_MATCH, DIGIT_MATCH, NOT_RUN = 0, 1, 2, 3
 class _DigitParts:
     """Which patterns of a text row tell ASCII digits apart (`Engine._digit_parts`): its names and codes (one
     pattern), its phrases and `unless` patterns (the compiled ones, as `Alternation.parts` holds them), and each
-    `also` pattern."""
+    `also` pattern. The phrases and `unless` patterns that read digits are also kept as the gated parts they are
+    in the row's alternations, in order, so that `reread` runs them without walking every alternative."""
 
     token: bool
     phrases: frozenset[re.Pattern[str]]
     unless: frozenset[re.Pattern[str]]
     also: tuple[bool, ...]
+    phrase_parts: tuple[tuple[Gate, re.Pattern[str]], ...] = ()
+    unless_parts: tuple[tuple[Gate, re.Pattern[str]], ...] = ()
 
     @property
     def any(self) -> bool:
@@ -310,11 +314,14 @@ class Engine:
                     return frozenset()
                 return frozenset(rx for (_, rx), p in zip(alt.parts, sources, strict=True) if reads_digits(p, flags))
 
+            phrases, unless = reading(c.phrase, sig.phrases), reading(c.unless, sig.unless)
             known = self._digit_rows[i] = _DigitParts(
                 any(ch in "0123456789" for t in (*sig.names, *sig.codes) for ch in t),
-                reading(c.phrase, sig.phrases),
-                reading(c.unless, sig.unless),
+                phrases,
+                unless,
                 tuple(reads_digits(p, flags) for p in sig.also),
+                tuple(part for part in c.phrase.parts if part[1] in phrases) if c.phrase is not None else (),
+                tuple(part for part in c.unless.parts if part[1] in unless) if c.unless is not None else (),
             )
         return known
 
@@ -478,28 +485,32 @@ class Engine:
         one that the words layer was asked about, whose model reads every word)."""
         return self._evaluate(text, ids, None, None, "log", None, True, True)
 
-    def reread(self, text: str, ids: Collection[int], reading: Reading) -> tuple[bool, StatusHit | None]:
+    def reread(
+        self, text: str, ids: Collection[int], reading: Reading, lower: str | None = None
+    ) -> tuple[bool, StatusHit | None]:
         """Whether `read(text, ids)` finds the matches it found in the text `reading` was made of (the same rows,
         scores and order; their excerpts are that text's), given that `text` differs from it only in the values of
         its ASCII digits; and the status hit of `text`. Runs only what reads digits: the status spellings and
         names, the patterns of a row that tell digits apart (and its other phrases only when one of those matched
         first: a phrase blind to digits that matched matches again), and what the status means when that reads
-        digits; every other pattern gives the same spans in both texts."""
+        digits; every other pattern gives the same spans in both texts. `lower`: `gates.folded(text)` when the
+        caller has it."""
         if "\\u" in text or frozenset(ids) != reading.ids:
             return False, None
         hit = self._status(text, None, reading.spellings, reading.names)
         if (None if hit is None else (hit.status, hit.spelling)) != reading.hit:
             return False, hit
-        lower = folded(text)
+        if lower is None:
+            lower = folded(text)
         for i, (token, phrase, unless, also) in reading.rows:
             c, parts = self._row(i), self._digit_parts(i)
             if parts.token and c.token_re is not None and (c.token_re.search(text) is not None) != token:
                 return False, hit
-            if _found_again(c.phrase, parts.phrases, phrase, text, lower) != (phrase != NO_MATCH):
+            if _found_again(c.phrase, parts.phrase_parts, phrase, text, lower) != (phrase != NO_MATCH):
                 return False, hit
             if unless == NOT_RUN:
                 continue  # no name, code or phrase matched there, nor here: no match either way
-            if _found_again(c.unless, parts.unless, unless, text, lower) != (unless != NO_MATCH):
+            if _found_again(c.unless, parts.unless_parts, unless, text, lower) != (unless != NO_MATCH):
                 return False, hit
             if unless != NO_MATCH:
                 continue  # vetoed there and here
@@ -579,7 +590,7 @@ class Engine:
         reading = None
         if digit_rows is not None:
             spelled = None if hit is None else (hit.status, hit.spelling)
-            units = (tuple(sorted(names)), frozenset(spellings))
+            units = (tuple(sorted(names)), tuple(sorted(spellings)))
             reading = Reading(frozenset(ids), spelled, tuple(digit_rows), rows_found, status_row, *units)
         return found, hit, reading
 
@@ -761,17 +772,18 @@ def _how(m: re.Match[str] | None, reading: frozenset[re.Pattern[str]]) -> int:
 
 
 def _found_again(
-    alt: Alternation | None, reading: frozenset[re.Pattern[str]], how: int, text: str, lower: str | None
+    alt: Alternation | None, reading: Sequence[tuple[Gate, re.Pattern[str]]], how: int, text: str, lower: str | None
 ) -> bool:
     """Whether `alt` matches `text`, which differs from a text where it matched `how` only in its digits' values:
     a pattern blind to digits that matched there matches here; where none matched, only the ones that read
-    digits can match here; where one of those matched first, everything runs again."""
+    digits (`reading`, the alternation's gated parts that do) can match here; where one of those matched first,
+    everything runs again."""
     if alt is None:
         return False
     if how == BLIND_MATCH:
         return True
     if how == NO_MATCH:
-        return bool(reading) and alt.found(text, lower, only=reading)
+        return any(admits(gate, lower) and rx.search(text) is not None for gate, rx in reading)
     return alt.found(text, lower)
 
 

@@ -22,7 +22,7 @@ Python's regex engine does not list its extra groups, a non-ASCII text is not fo
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from functools import cache
 from importlib import import_module
 from typing import Any, NamedTuple
@@ -235,8 +235,6 @@ class Alternation:
                     break  # nothing starts further left, and an earlier alternative won a tie
         return best
 
-    def found(self, text: str, lower: str | None, only: Collection[re.Pattern[str]] | None = None) -> bool:
-        """Whether any alternative matches `text`; with `only`, any of those alternatives (each behind its gate)."""
-        if only is None:
-            return self.search(text, lower) is not None
-        return any(rx in only and admits(gate, lower) and rx.search(text) is not None for gate, rx in self.parts)
+    def found(self, text: str, lower: str | None) -> bool:
+        """Whether any alternative matches `text`."""
+        return self.search(text, lower) is not None

@@ -548,12 +548,12 @@ def judge_like(template: Facts, text: str, ids: Collection[int]) -> Facts | None
     reading = template.reading
     if reading is None:
         return None
-    same, hit = classifier().reread(text, ids, reading)
+    lower = folded(text)
+    same, hit = classifier().reread(text, ids, reading, lower)
     if not same:
         return None
     if not template.matches:
         return template
-    lower = folded(text)
     hint = hint_like(text, lower, template.free_hint)
     blind_retry, blind_ids = _blind_fields()
     providers = tuple(hint or _prefix_provider(sid) for sid in template.sids)
