@@ -730,7 +730,8 @@ class _Template:
 MEMO_ENTRIES = 4096
 MEMO_KEY_BYTES = 2048
 """The memo holds at most MEMO_ENTRIES records of at most MEMO_KEY_BYTES each (longer ones are judged every
-time): about 10 MB at worst, whatever the log."""
+time) in each of its five tables: ~40 MB at the very worst (every record 2 KB and different), whatever the log;
+~1 MB of keys in the benchmark's log whose every error text differs."""
 
 
 class RecordMemo:
@@ -881,7 +882,7 @@ class RecordMemo:
             if len(self._similar) >= self.entries:
                 self._similar.clear()
             self._similar[key.translate(_DIGIT_MAP)] = facts
-            if raw is not None:
+            if raw is not None and len(raw) <= self.key_bytes:
                 if len(self._alike) >= self.entries:
                     self._alike.clear()
                 self._alike[shape if shape else raw.translate(_DIGIT_MAP)] = facts
