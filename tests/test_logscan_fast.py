@@ -114,6 +114,20 @@ def _counts(res: scanner.ScanResult) -> dict[str, int]:
     return {k: v.count for k, v in res.stats.items()}
 
 
+def _count_alike(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-item list counting the records judged like a record of their shape (`RecordMemo.find`, then
+    `keep_alike`) from now on."""
+    calls = [0]
+    keep_alike = RecordMemo.keep_alike
+
+    def counted(memo: RecordMemo, raw: bytes, facts: Facts) -> None:
+        calls[0] += 1
+        keep_alike(memo, raw, facts)
+
+    monkeypatch.setattr(RecordMemo, "keep_alike", counted)
+    return calls
+
+
 @pytest.mark.parametrize(
     ("every", "unique", "ids"),
     [
@@ -133,19 +147,11 @@ def test_counts_exact_at_every_density(every: int, unique: bool, ids: bool, monk
     Unique error lines without ids differ from earlier ones only in their digits: most are judged like a record
     of their shape (`RecordMemo.find`), which the scan is checked to have done."""
     data, planted = _dense_log(3000, every, unique, ids=ids)
-    alike = 0
-    keep_alike = RecordMemo.keep_alike
-
-    def counted(memo: RecordMemo, raw: bytes, facts: Facts) -> None:
-        nonlocal alike
-        alike += 1
-        keep_alike(memo, raw, facts)
-
-    monkeypatch.setattr(RecordMemo, "keep_alike", counted)
+    alike = _count_alike(monkeypatch)
     fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
     assert len(fast.events) == planted
     if unique and not ids and every == 1:
-        assert alike > planted // 2, (alike, planted)
+        assert alike[0] > planted // 2, (alike, planted)
     monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)  # every record judged afresh
     slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
     assert _counts(fast) == _counts(slow)
@@ -433,17 +439,9 @@ def test_records_of_one_shape_with_other_statuses(monkeypatch: pytest.MonkeyPatc
             )
         )
     data = ("\n".join(out) + "\n").encode()
-    alike = 0
-    keep_alike = RecordMemo.keep_alike
-
-    def counted(memo: RecordMemo, raw: bytes, facts: Facts) -> None:
-        nonlocal alike
-        alike += 1
-        keep_alike(memo, raw, facts)
-
-    monkeypatch.setattr(RecordMemo, "keep_alike", counted)
+    alike = _count_alike(monkeypatch)
     fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
-    assert alike > 100 and len({e.signature for e in fast.events}) > 3
+    assert alike[0] > 100 and len({e.signature for e in fast.events}) > 3
     monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)
     slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
     _same_scans(fast, slow)
