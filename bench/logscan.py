@@ -5,7 +5,7 @@ that: 64 MiB) — it writes a client log whose ordinary lines are full of the wo
 (account, proxy, daily, 404, retry, token, timeout; `bench/candidate_rate.py`'s lines), with an error line from
 some signature row's examples at that density, plus a "unique text" variant at 1 in 100 whose error lines all
 differ (a number in each), where the scanner's memo cannot help. For each file it times the whole
-`capdoctor logs FILE --json` command (start-up included, its process tree's peak RSS sampled),
+`capdoctor logs FILE --json` command (start-up included),
 `rg -c -i -F -f LITERALS` and `grep -c -i -F -f LITERALS` with the engine's own prefilter literals (the three
 in turn, `--repeat` rounds, the best of each counted: a VM whose speed drifts affects all three alike; each timed
 alone, nothing else running), and prints
@@ -17,8 +17,8 @@ a count is wrong. Memory is the process tree's peak PSS (forked workers share th
 them once; the RSS sum, which counts them in every process, is shown beside it), sampled every 20 ms in a run of
 its own after the timed rounds: reading `/proc/PID/smaps` of every process that often takes CPU time the scan
 would otherwise have (~0.2 s of a 1.3 s run on two cores), so a sampled run is not a timed one (its wall time is
-shown too). `--huge` also scans a 1 GB
-line without a newline once (bounded memory). Not a test: nothing in the test suite asserts a timing.
+shown too). `--huge` also scans a 1 GB line without a newline once (bounded memory). Not a test: nothing in the
+test suite asserts a timing.
 
     .venv/bin/python bench/logscan.py [--size 256M] [--huge] [--out bench/out/logscan.txt]
 """
