@@ -309,19 +309,19 @@ class Engine:
             sig = c.sig
             flags = re.IGNORECASE | re.DOTALL
 
-            def reading(alt: Alternation | None, sources: Sequence[str]) -> frozenset[re.Pattern[str]]:
+            def reading(alt: Alternation | None, sources: Sequence[str]) -> tuple[tuple[Gate, re.Pattern[str]], ...]:
                 if alt is None:
-                    return frozenset()
-                return frozenset(rx for (_, rx), p in zip(alt.parts, sources, strict=True) if reads_digits(p, flags))
+                    return ()
+                return tuple(part for part, p in zip(alt.parts, sources, strict=True) if reads_digits(p, flags))
 
             phrases, unless = reading(c.phrase, sig.phrases), reading(c.unless, sig.unless)
             known = self._digit_rows[i] = _DigitParts(
                 any(ch in "0123456789" for t in (*sig.names, *sig.codes) for ch in t),
+                frozenset(rx for _, rx in phrases),
+                frozenset(rx for _, rx in unless),
+                tuple(reads_digits(p, flags) for p in sig.also),
                 phrases,
                 unless,
-                tuple(reads_digits(p, flags) for p in sig.also),
-                tuple(part for part in c.phrase.parts if part[1] in phrases) if c.phrase is not None else (),
-                tuple(part for part in c.unless.parts if part[1] in unless) if c.unless is not None else (),
             )
         return known
 

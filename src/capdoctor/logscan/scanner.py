@@ -615,8 +615,21 @@ whatever they are), so a record is judged once per text with them left out."""
 _HEX_MAP = bytes(0x68 if chr(b) in "0123456789abcdefABCDEF-" else b for b in range(256))
 _HEX_RUN = b"h" * 16
 _DIGIT_MAP = bytes(0x30 if chr(b) in "0123456789" else b for b in range(256))
+_ADDRESS_MARK = b"0.0"
 """Seen through `_HEX_MAP` (one C pass), a hex id starts a run of 16 `h`; through `_DIGIT_MAP`, an address
-contains `0.0`: the regexes run only from there (Python's regex engine has no fast scan for their shapes)."""
+contains `0.0` (`_ADDRESS_MARK`): the regexes run only from there (Python's regex engine has no fast scan for
+their shapes)."""
+
+
+def _id_start(raw: bytes) -> int:
+    """Where the first id `_KEY_ID` may cut out of `raw` starts at the earliest: a run of 16 hex characters or a
+    `req_` / `chatcmpl-` prefix (-1: none can)."""
+    at = raw.translate(_HEX_MAP).find(_HEX_RUN)
+    for prefix in (b"req_", b"chatcmpl-"):
+        p = raw.find(prefix)
+        if p >= 0 and (at < 0 or p < at):
+            at = p
+    return at
 
 
 def _blank(raw: bytes, rx: re.Pattern[bytes], pos: int) -> bytes:
@@ -638,10 +651,10 @@ def _blank_addresses(raw: bytes, digits: bytes, spans: list[tuple[int, int]] | N
     to `spans` when given."""
     parts: list[bytes] = []
     last = 0
-    at = digits.find(b"0.0")
+    at = digits.find(_ADDRESS_MARK)
     while at >= 0:
         if digits.count(b".", at, at + 13) < 3:  # a dotted quad has all three dots within 13 bytes of its first
-            at = digits.find(b"0.0", at + 1)  # `d.d` (`HTTP/1.1` has one): no regex there
+            at = digits.find(_ADDRESS_MARK, at + 1)  # `d.d` (`HTTP/1.1` has one): no regex there
             continue
         m = _KEY_IP.search(raw, max(last, at - 3))  # an address starts at most 3 bytes before its first `d.d`
         if m is None:
@@ -650,7 +663,7 @@ def _blank_addresses(raw: bytes, digits: bytes, spans: list[tuple[int, int]] | N
         last = m.end()
         if spans is not None:
             spans.append(m.span())
-        at = digits.find(b"0.0", last)
+        at = digits.find(_ADDRESS_MARK, last)
     if not parts:
         return raw
     parts.append(raw[last:])
@@ -674,11 +687,7 @@ def _record_key(raw: bytes) -> tuple[bytes, tuple[tuple[int, int], ...] | None]:
             raw = raw[: m.start()] + b"\x00" + raw[m.end() :]
             digits = raw.translate(_DIGIT_MAP)
             plain = False
-    at = raw.translate(_HEX_MAP).find(_HEX_RUN)  # an id starts where its run of hex characters does
-    for prefix in (b"req_", b"chatcmpl-"):
-        p = raw.find(prefix)
-        if p >= 0 and (at < 0 or p < at):
-            at = p
+    at = _id_start(raw)
     if at >= 0:
         blanked = _blank(raw, _KEY_ID, at)
         if blanked is not raw:
@@ -809,8 +818,8 @@ class RecordMemo:
     def keep_alike(self, raw: bytes, facts: Facts) -> None:
         """Remember `facts`, judged for the record `raw` for which `find` just gave facts of its shape, by the bytes
         after its timestamp when nothing else would leave the key (as `put` does): the same bytes again are found
-        at once. Its key is not computed; nothing that could be an id or an address (a run of 16 hex characters,
-        `req_`, `chatcmpl-`, `d.d`) is the sure sign that it is those bytes behind one NUL."""
+        at once. Its key is not computed; nothing that could be an id or an address in those bytes (`_id_start`,
+        `_ADDRESS_MARK`) is the sure sign that it is those bytes behind one NUL."""
         missed = self._missed
         self._missed = None
         self.hits += 1
@@ -820,10 +829,8 @@ class RecordMemo:
         if (
             rest is not None
             and len(rest) < self.key_bytes
-            and shape.find(b"0.0", len(raw) - len(rest)) < 0
-            and rest.translate(_HEX_MAP).find(_HEX_RUN) < 0
-            and b"req_" not in rest
-            and b"chatcmpl-" not in rest
+            and shape.find(_ADDRESS_MARK, len(raw) - len(rest)) < 0
+            and _id_start(rest) < 0
         ):
             if len(self._exact) >= self.entries:
                 self._exact.clear()
@@ -1106,7 +1113,7 @@ class _FileScanner:
                             if line_key is None:  # the engine read it otherwise: looked up by its key after all
                                 line_key, line_facts = memo_lookup(line)
                             if line_facts is None:
-                                line_facts = self._judge(text, lits, line_key)
+                                line_facts = self._judge(text, lits, line_key, refused=like)
                                 memo.put(line_key, line_facts, line)
                     if not line_facts.matches:
                         quiet[ls] = le
@@ -1150,12 +1157,13 @@ class _FileScanner:
         self._look_for_success(buf, cut, base)
         return count + buf.count(b"\n", counted_to, cut)
 
-    def _judge(self, text: str, lits: Collection[int], key: bytes | None) -> Facts:
+    def _judge(self, text: str, lits: Collection[int], key: bytes | None, refused: Facts | None = None) -> Facts:
         """The facts of a record the memo does not hold (`key`: its memo key, None for a long record): judged like
         a remembered record whose key differs only in its digits' values when the engine reads both alike
-        (`judge_like`), else afresh (`judge`)."""
+        (`judge_like`), else afresh (`judge`). `refused`: facts `judge_like` already refused for this record
+        (found by its shape), not tried again."""
         template = self.memo.similar(key) if key is not None else None
-        facts = judge_like(template, text, lits) if template is not None else None
+        facts = judge_like(template, text, lits) if template is not None and template is not refused else None
         return facts if facts is not None else judge(text, lits)
 
     def _look_for_success(self, buf: bytearray, cut: int, base: int) -> None:
