@@ -14,6 +14,7 @@ import pytest
 
 from capdoctor.classifier.digits import reads_digits
 from capdoctor.classifier.structure import ASCII_BOUNDARY, ascii_words
+from capdoctor.classifier.tables import Layer
 from capdoctor.signatures import engine as classifier
 from capdoctor.signatures import rows
 
@@ -90,7 +91,7 @@ def test_reread_accepts_exactly_what_read_would_find() -> None:
     copies, and no for some (a status that changed: a 429 that became a 729)."""
     eng = classifier()
     rng = random.Random(5)
-    accepted = refused = 0
+    accepted = refused = worded = 0
     for text in _texts():
         if "\\u" in text:
             continue
@@ -111,6 +112,7 @@ def test_reread_accepts_exactly_what_read_would_find() -> None:
                     refused += 1
                     continue
                 accepted += 1
+                worded += any(m.signature.layer == Layer.WORDS for m in old_found)
                 assert [(m.signature.id, m.score) for m in new_found] == [
                     (m.signature.id, m.score) for m in old_found
                 ], new
@@ -118,7 +120,34 @@ def test_reread_accepts_exactly_what_read_would_find() -> None:
                     old_hit and (old_hit.status, old_hit.spelling)
                 )
                 assert reread_hit == new_hit
-    assert accepted > 2000 and refused > 200, (accepted, refused)
+    assert accepted > 2000 and refused > 200 and worded > 25, (accepted, refused, worded)
+
+
+def test_words_layer_readings_only_where_no_known_token_reads_digits() -> None:
+    """A text the words layer judged keeps a reading when the word model knows no token of its digits' shape (a
+    timestamp's `T13` is no known token), and `reread` accepts it at another hour; where the model knows such a
+    token (`gpt4`: `gpt5` would be another), the text keeps none."""
+    eng = classifier()
+    text = "2026-11-30T13:05:00Z ERROR access denied [seq 17]"
+    found, _, reading = eng.read(text, eng.literal_ids(text))
+    assert any(m.signature.layer == Layer.WORDS for m in found) and reading is not None
+    later = text.replace("T13:05", "T21:47").replace("seq 17", "seq 90")
+    assert eng.reread(later, eng.literal_ids(later), reading)[0] is True
+    named = text.replace("[seq 17]", "on gpt4 [seq 17]")  # the same rows and words, and one known token more
+    found, _, reading = eng.read(named, eng.literal_ids(named))
+    assert any(m.signature.layer == Layer.WORDS for m in found) and reading is None
+
+
+def test_words_layer_readings_only_where_the_vetoes_it_asks_were_read() -> None:
+    """The words layer asks the `unless` patterns of every row the text's literals trigger, even one whose phrases
+    did not match (so its own evaluation ran none): where such a pattern reads digits (a rate-limit header with
+    requests left vetoes a rate reading), a digit decides whether the layer speaks, and the text keeps no reading."""
+    eng = classifier()
+    text = "2026-11-30T13:05:00Z ERROR usage exhausted for this period, xratelimit-remaining-tokens: 0 [seq 17]"
+    found, _, reading = eng.read(text, eng.literal_ids(text))
+    assert [m.signature.layer for m in found] == [Layer.WORDS] and reading is None
+    left = text.replace("tokens: 0", "tokens: 5")
+    assert eng.read(left, eng.literal_ids(left))[0] == []
 
 
 def test_reread_reads_what_a_status_means_where_addresses_decide_it() -> None:

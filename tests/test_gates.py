@@ -83,6 +83,30 @@ def test_every_phrase_has_a_gate_its_matches_pass() -> None:
     assert gated > 1000
 
 
+def test_local_hints_and_outcome_conditions_gated_answer_as_their_patterns() -> None:
+    """Whether a text names a local server, and whether a status outcome's text condition holds, are searched
+    behind their gates (`Engine._is_local`, `_outcome_holds`): on every text, and on texts made of each hint or
+    condition's own alternatives in other cases and spellings, the answer is the plain pattern's."""
+    eng = engine()
+    hints = eng.tables.local_hints
+    conditions = sorted({o.text for rule in eng.tables.rules for o in rule.outcomes if o.text is not None})
+    plain = [re.compile(ascii_words(p), re.IGNORECASE) for p in (hints, *conditions)]
+    made = [
+        f"POST {w} returned 503" for p in (hints, *conditions) for w in re.sub(r"\\b|\\|\?|\(\?:|\)", "", p).split("|")
+    ]
+    texts = _texts() + made + [t.upper() for t in made] + list(map(spelled, made))
+    said = 0
+    for text in texts:
+        lower = folded(text)
+        assert eng._is_local(text) == bool(plain[0].search(text)), text
+        assert eng._is_local(text, lower) == bool(plain[0].search(text)), text
+        for condition, rx in zip(conditions, plain[1:], strict=True):
+            want = bool(rx.search(text))
+            assert eng._outcome_holds(condition, text, lower) == want, (condition, text)
+            said += want
+    assert said > 100 and sum(eng._is_local(t) for t in made) > 20
+
+
 def test_gated_alternation_finds_what_the_alternation_finds() -> None:
     """For the rows each text triggers (and every row on its own examples), the engine's gated search gives
     the span of `re.search("(?:p1)|(?:p2)|…")` and the gated `found` its truth."""

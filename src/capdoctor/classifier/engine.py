@@ -260,11 +260,11 @@ class Engine:
         self._names = data.status_names
         self._name_res: list[re.Pattern[str] | bool | None] = [False] * len(self._names)
         """Like the rows, the status-name patterns, the local hints and the outcome texts are compiled on first
-        use (`_name_re`, `_is_local`, `_outcome_re`): compiling them all was a visible share of start-up."""
+        use (`_name_re`, `_is_local`, `_outcome_holds`): compiling them all was a visible share of start-up."""
         self.reader = StatusReader(data.spellings, data.error_words, data.access_line)
-        self._local: re.Pattern[str] | bool | None = False
+        self._local: tuple[re.Pattern[str], Gate] | bool | None = False
         self._rules: dict[int, StatusRule] = {s: rule for rule in data.rules for s in rule.statuses}
-        self._outcome_text: dict[str, re.Pattern[str]] = {}
+        self._outcome_text: dict[str, tuple[re.Pattern[str], Gate]] = {}
 
         # The literal table: each literal -> the units (text rows, status names, spellings) it can trigger.
         units: dict[str, list[tuple[str, int]]] = {}
@@ -345,19 +345,28 @@ class Engine:
             rx = self._name_res[i] = token_pattern(self._names[i].names)
         return rx if isinstance(rx, re.Pattern) else None
 
-    def _is_local(self, text: str) -> bool:
-        """Whether `text` names a local server (the tables' local hints; compiled on first use)."""
+    def _is_local(self, text: str, lower: str | None = None) -> bool:
+        """Whether `text` names a local server (the tables' local hints; compiled on first use). The hints are
+        searched only when the text holds one of their literals (their gate): the alternation of two dozen
+        words, case-blind, costs ~75 µs a text, and most texts that ask (every 5xx) name none. `lower`:
+        `gates.folded(text)` when the caller has it."""
         if self._local is False:
             hints = self.tables.local_hints
-            self._local = compiled.pattern(ascii_words(hints), re.IGNORECASE) if hints else None
-        return isinstance(self._local, re.Pattern) and self._local.search(text) is not None
+            self._local = compiled.gated(ascii_words(hints), re.IGNORECASE) if hints else None
+        if not isinstance(self._local, tuple):
+            return False
+        rx, gate = self._local
+        return admits(gate, folded(text) if lower is None else lower) and rx.search(text) is not None
 
-    def _outcome_re(self, text: str) -> re.Pattern[str]:
-        """An outcome's `text` condition compiled (once, on first use)."""
-        rx = self._outcome_text.get(text)
-        if rx is None:
-            rx = self._outcome_text[text] = compiled.pattern(ascii_words(text), re.IGNORECASE)
-        return rx
+    def _outcome_holds(self, condition: str, text: str, lower: str | None) -> bool:
+        """Whether an outcome's `text` condition matches `text` (compiled once, on first use; searched only when
+        `lower`, `gates.folded(text)`, holds one of its literals: a condition such as `urls?|base_?url|…` costs
+        ~25 µs a text)."""
+        made = self._outcome_text.get(condition)
+        if made is None:
+            made = self._outcome_text[condition] = compiled.gated(ascii_words(condition), re.IGNORECASE)
+        rx, gate = made
+        return admits(gate, lower) and rx.search(text) is not None
 
     @cached_property
     def _words_gate(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
@@ -388,7 +397,7 @@ class Engine:
         for rule in self.tables.rules:
             for outcome in rule.outcomes:
                 if outcome.text is not None:
-                    self._outcome_re(outcome.text)
+                    self._outcome_holds(outcome.text, "", "")
         self._words_gate  # noqa: B018 - a cached property: compiled here
 
     def prepare(self) -> None:
@@ -482,7 +491,7 @@ class Engine:
     def read(self, text: str, ids: Collection[int]) -> tuple[list[Match], StatusHit | None, Reading | None]:
         """`evaluate(text, ids, origin="log")`, and what it read of the text's digits (`Reading`): None when the
         evaluation read more than the reading holds (a text with `\\u` escapes, whose digits spell characters, or
-        one that the words layer was asked about, whose model reads every word)."""
+        one that the words layer was asked about where it may read digits' values: `_words_blind`)."""
         return self._evaluate(text, ids, None, None, "log", None, True, True)
 
     def reread(
@@ -582,8 +591,10 @@ class Engine:
         if all(STRENGTH_RANK[m.signature.strength] <= WEAK_RANK for m in found) and (
             present := ids if gated else self.literal_ids(text)
         ):
-            digit_rows = None  # the words layer reads every word, digits too
-            wm = self._words_match(text, lower, self._worded_rows(present), hit is not None)
+            triggered = self._worded_rows(present)
+            if digit_rows is not None and not self._words_blind(text, triggered, digit_rows):
+                digit_rows = None  # the words layer may read its digits' values
+            wm = self._words_match(text, lower, triggered, hit is not None)
             if wm is not None:
                 found.append(wm)
         found.sort(key=self._rank)
@@ -609,6 +620,34 @@ class Engine:
         """Whether `text` carries an error mark (`words.toml` error_marks: an exception class name…)."""
         marks = self._words_gate[1]
         return marks is not None and marks.search(text) is not None
+
+    def _words_blind(self, text: str, triggered: Collection[int], traces: Sequence[tuple[int, RowTrace]]) -> bool:
+        """Whether the words layer (`_words_match`, with the rows `triggered`) says the same of every text that
+        differs from `text` only in the values of its ASCII digits, so that `reread` need not ask it again: its
+        chatter, error-mark and error-word patterns read no digit's value; a row it asks whose `unless` patterns
+        read digits ran them in its own evaluation (`traces`: `reread` compares what they found); and the word
+        model counts the same tokens (`WordModel.blind_to_digits`). Whether the layer is asked at all follows from
+        the rows' matches and the status, which `reread` compares too."""
+        spec = self.tables.words
+        if spec is None:
+            return True
+        if not self._words_gates_blind:
+            return False
+        ran = {i for i, (_, _, unless, _) in traces if unless != NOT_RUN}
+        if any(i not in ran and self._digit_parts(i).unless_parts for i in triggered):
+            return False
+        from capdoctor.classifier.words import model
+
+        return model(spec.alpha, spec.threshold, spec.min_tokens).blind_to_digits(text)
+
+    @cached_property
+    def _words_gates_blind(self) -> bool:
+        """Whether the words layer's chatter, error-mark and error-word patterns all read no digit's value."""
+        spec = self.tables.words
+        sources = (spec.quiet_levels, spec.error_marks) if spec is not None else ()
+        return not any(reads_digits(p, 0) for p in sources if p) and not (
+            self.tables.error_words and reads_digits(self.tables.error_words, re.IGNORECASE | re.MULTILINE)
+        )
 
     def _words_match(self, text: str, lower: str | None, triggered: Collection[int], status_read: bool) -> Match | None:
         """The words layer, as the last word on a candidate text that nothing else explained, or explained
@@ -667,7 +706,7 @@ class Engine:
     ) -> Match | None:
         """What the status means here: the outcome backing the strongest compatible cause the words named,
         else the first unconditional outcome that fits the context. `local` (None: read from the text, and
-        only when an outcome depends on it: the local hints are a long pattern, ~100 µs a text)."""
+        only when an outcome depends on it)."""
         rule = self._rules.get(hit.status)
         if rule is None:
             return None
@@ -677,14 +716,20 @@ class Engine:
                 rank = (STRENGTH_RANK[m.signature.strength], SPECIFICITY[m.signature.layer])
                 words[m.signature.cause] = max(words.get(m.signature.cause, (0, 0)), rank)
 
+        lower: str | None = None  # folded once, when a condition first asks
+
         def fits(o: Outcome) -> bool:
-            nonlocal local
+            nonlocal local, lower
+            if o.local is None and o.text is None:
+                return True
+            if lower is None:
+                lower = folded(text) or ""  # ("": a text the gates cannot read is searched whatever it holds)
             if o.local is not None:
                 if local is None:
-                    local = self._is_local(text)
+                    local = self._is_local(text, lower or None)
                 if o.local != local:
                     return False
-            return o.text is None or self._outcome_re(o.text).search(text) is not None
+            return o.text is None or self._outcome_holds(o.text, text, lower or None)
 
         backing = [o for o in rule.outcomes if o.words and o.row.cause in words and fits(o)]
         if backing:
