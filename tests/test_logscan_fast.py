@@ -320,6 +320,82 @@ def test_parallel_workers_forked_or_spawned_agree(tmp_path: Path, method: str, m
     assert sorted(e.line for e in parallel.events) == sorted(e.line for e in serial.events)
 
 
+@pytest.mark.parametrize("workers", [1, 2, 3, 8])
+@pytest.mark.parametrize("size", [0, 1, 2, 7, 64 << 20, 67 << 20, 268_551_795, 1 << 30, 10 << 30])
+def test_pieces_cover_the_file_in_order(size: int, workers: int) -> None:
+    """A big file's byte ranges (`_pieces`) cover it once, in order, none empty: one per worker for four fifths,
+    then up to one per worker for the rest, none of those under PIECE_MIN_BYTES (more ranges where one would pass
+    PIECE_MAX_BYTES)."""
+    pieces = scanner._pieces(size, workers)
+    assert [a for a, _ in pieces] == sorted({0} | {b for _, b in pieces[:-1]}) if size else pieces == []
+    assert all(a < b for a, b in pieces) and (not pieces or (pieces[0][0], pieces[-1][1]) == (0, size))
+    assert all(b - a <= scanner.PIECE_MAX_BYTES for a, b in pieces)
+    tail = size // scanner.TAIL_SHARE
+    big = max(workers, -(-(size - tail) // scanner.PIECE_MAX_BYTES))
+    small = pieces[big:]
+    assert len(small) <= max(workers, -(-tail // scanner.PIECE_MAX_BYTES))
+    assert all(b - a >= scanner.PIECE_MIN_BYTES for a, b in small)
+    if workers * scanner.PIECE_MIN_BYTES <= tail <= workers * scanner.PIECE_MAX_BYTES:  # (256 MiB, two cores)
+        assert len(small) == workers and sum(b - a for a, b in small) == tail
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_ranges_handed_to_free_workers_equal_one_process(
+    tmp_path: Path, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file cut into more ranges than workers, each range scanned by whichever worker is free (with the memo and
+    the examples it already holds from its earlier ranges), gives what one process gives: every row's count,
+    first and last time, example, its line and excerpt, models, providers, statuses and request ids, the events in
+    order (whether a retry succeeded too, where its window runs on into the next chunk or range), and the file's
+    lines and bytes."""
+    import multiprocessing
+
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {method} start method here")
+    data, planted = _dense_log(6000, 5, False)
+    unique, more = _dense_log(3000, 3, True, seed=9)
+    path = tmp_path / "dense.log"
+    path.write_bytes(data + unique + data)
+    from capdoctor.logscan import sources
+
+    srcs, _ = sources.expand([str(path)])
+    serial = scanner.scan(srcs, ScanOptions(now=NOW, workers=1))
+    monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(scanner, "PIECE_MIN_BYTES", len(data) // 10)
+    monkeypatch.setattr(scanner, "TAIL_SHARE", 2)
+    monkeypatch.setattr(scanner, "_pool_context", lambda: multiprocessing.get_context(method))
+    assert len(scanner._pieces(path.stat().st_size, 2)) == 4
+    split = scanner.scan(srcs, ScanOptions(now=NOW, workers=2, chunk_bytes=8192))
+
+    def stats(res: scanner.ScanResult) -> dict[str, tuple[object, ...]]:
+        fields = ("count", "first", "last", "example", "example_line", "excerpt", "models", "providers", "statuses")
+        return {sid: (*(getattr(s, f) for f in fields), s.request_ids) for sid, s in res.stats.items()}
+
+    assert len(serial.events) == 2 * planted + more
+    assert stats(split) == stats(serial) and split.events == serial.events
+    assert sum(e.succeeded for e in serial.events) > 10  # (a retry's success is looked for past a chunk's end)
+    assert scanner.scan(srcs, ScanOptions(now=NOW, workers=1, chunk_bytes=4096)).events == serial.events
+    assert [(f.lines, f.bytes) for f in split.files] == [(f.lines, f.bytes) for f in serial.files]
+
+
+def test_a_retry_near_a_range_end_sees_the_success_after_it(tmp_path: Path) -> None:
+    """A retried error just before the end of a worker's byte range, whose request then completed just after it,
+    succeeded: the worker reads on past its range's end for the rest of the retry's window, as one process
+    scanning the whole file sees it."""
+    retry = "2026-11-29T00:00:01Z ERROR API Error: 529 overloaded_error · Retrying in 2 seconds… (attempt 1/10)\n"
+    filler = "2026-11-29T00:00:02Z DEBUG tool: exec `pytest -q` exited 0\n" * 50
+    done = '2026-11-29T00:00:03Z INFO {"type":"response.completed"}\n'
+    path = tmp_path / "retry.log"
+    path.write_text(filler + retry + filler + done + filler, "utf-8")
+    boundary = len((filler + retry + filler[:100]).encode())
+    from capdoctor.logscan import sources
+
+    srcs, _ = sources.expand([str(path)])
+    serial = scanner.scan(srcs, ScanOptions(now=NOW, workers=1))
+    first = scanner._scan_range_worker((str(path), 0, boundary, ScanOptions(now=NOW, chunk_bytes=512)))
+    assert [e.succeeded for e in serial.events] == [e.succeeded for e in first.events] == [True]
+
+
 def test_scan_gives_the_collector_back_as_it_found_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A scan pauses Python's cyclic collector and freezes the parent's objects before forking: afterwards the
     collector is on again (or still off, when the caller had it off) and nothing it froze stays frozen, so a
