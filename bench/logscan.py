@@ -3,9 +3,10 @@
 For each error density — none, 1 line in 10,000, 1 in 100 (256 MiB each by default) and 1 in 10 (a quarter of
 that: 64 MiB) — it writes a client log whose ordinary lines are full of the words incident-time logs carry
 (account, proxy, daily, 404, retry, token, timeout; `bench/candidate_rate.py`'s lines), with an error line from
-some signature row's examples at that density, plus a "unique text" variant at 1 in 100 whose error lines all
-differ (a number in each), where the scanner's memo cannot help. For each file it times the whole
-`capdoctor logs FILE --json` command (start-up included),
+some signature row's examples at that density, plus two variants at 1 in 100: "unique text", whose error lines all
+differ (a number in each), where the scanner's memo cannot help, and "burst", whose error lines all fall in the
+file's second half, as an incident's do (a worker given a fixed half would do all of their work). For each file
+it times the whole `capdoctor logs FILE --json` command (start-up included),
 `rg -c -i -F -f LITERALS` and `grep -c -i -F -f LITERALS` with the engine's own prefilter literals (the three
 in turn, `--repeat` rounds, the best of each counted: a VM whose speed drifts affects all three alike; each timed
 alone, nothing else running), and prints
@@ -98,9 +99,12 @@ def ordinary(rng: random.Random, ts: str, i: int) -> str:
     )
 
 
-def generate(path: Path, size: int, error_every: int | None, unique: bool = False, seed: int = 7) -> tuple[int, int]:
+def generate(
+    path: Path, size: int, error_every: int | None, unique: bool = False, burst: bool = False, seed: int = 7
+) -> tuple[int, int]:
     """Write a log of about `size` bytes with one error line in `error_every` (None: none); returns (lines,
-    error lines). `unique`: every error line carries its own sequence number, so no two are the same text."""
+    error lines). `unique`: every error line carries its own sequence number, so no two are the same text.
+    `burst`: the errors come as an incident's do, all in the second half, twice as dense there."""
     rng = random.Random(seed)
     errors = error_lines()
     lines = errs = written = 0
@@ -109,7 +113,8 @@ def generate(path: Path, size: int, error_every: int | None, unique: bool = Fals
         batch: list[str] = []
         while written < size:
             ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t0 + lines // 50)) + f".{lines % 1000:03d}Z"
-            if error_every and rng.randrange(error_every) == 0:
+            every = error_every // 2 if error_every and burst else error_every
+            if every and (not burst or 2 * written >= size) and rng.randrange(every) == 0:
                 tail = f" [seq {errs}]" if unique else ""
                 line = f"{ts} ERROR {rng.choice(errors)}{tail}\n"
                 errs += 1
@@ -208,12 +213,13 @@ def capdoctor_logs(path: Path, repeat: int) -> tuple[float, int, int, dict[str, 
 
 
 CASES = (
-    # name, error_every, size divisor, unique text, target ratio to rg
-    ("0", None, 1, False, 1.0),
-    ("1/10000", 10_000, 1, False, 1.0),
-    ("1/100", 100, 1, False, 1.0),
-    ("1/100 unique", 100, 1, True, 1.0),
-    ("1/10", 10, 4, False, 1.5),
+    # name, error_every, size divisor, unique text, in one burst, target ratio to rg
+    ("0", None, 1, False, False, 1.0),
+    ("1/10000", 10_000, 1, False, False, 1.0),
+    ("1/100", 100, 1, False, False, 1.0),
+    ("1/100 unique", 100, 1, True, False, 1.0),
+    ("1/100 burst", 100, 1, False, True, 1.0),
+    ("1/10", 10, 4, False, False, 1.5),
 )
 RSS_TARGET = 150e6
 
@@ -266,11 +272,11 @@ def main() -> int:
     failed = False
     only = {c.strip() for c in args.only.split(",") if c.strip()}
     try:
-        for name, every, div, unique, target in CASES:
+        for name, every, div, unique, burst, target in CASES:
             if only and name not in only:
                 continue
             path = tmpdir / "client.log"
-            _, planted = generate(path, size // div, every, unique)
+            _, planted = generate(path, size // div, every, unique, burst)
             real = path.stat().st_size
             warm(path)
             wall = rg_wall = gr_wall = float("inf")
