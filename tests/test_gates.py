@@ -85,7 +85,7 @@ def test_every_phrase_has_a_gate_its_matches_pass() -> None:
 
 def test_local_hints_and_outcome_conditions_gated_answer_as_their_patterns() -> None:
     """Whether a text names a local server, and whether a status outcome's text condition holds, are searched
-    behind their gates (`Engine._is_local`, `_outcome_holds`): on every text, and on texts made of each hint or
+    behind their gates (`Engine._is_local`, `_holds`): on every text, and on texts made of each hint or
     condition's own alternatives in other cases and spellings, the answer is the plain pattern's."""
     eng = engine()
     hints = eng.tables.local_hints
@@ -98,13 +98,13 @@ def test_local_hints_and_outcome_conditions_gated_answer_as_their_patterns() -> 
     said = 0
     for text in texts:
         lower = folded(text)
-        assert eng._is_local(text) == bool(plain[0].search(text)), text
+        assert eng._is_local(text, None) == bool(plain[0].search(text)), text  # (None: searched, no gate)
         assert eng._is_local(text, lower) == bool(plain[0].search(text)), text
         for condition, rx in zip(conditions, plain[1:], strict=True):
             want = bool(rx.search(text))
-            assert eng._outcome_holds(condition, text, lower) == want, (condition, text)
+            assert eng._holds(condition, text, lower) == want, (condition, text)
             said += want
-    assert said > 100 and sum(eng._is_local(t) for t in made) > 20
+    assert said > 100 and sum(eng._is_local(t, folded(t)) for t in made) > 20
 
 
 def test_gated_alternation_finds_what_the_alternation_finds() -> None:

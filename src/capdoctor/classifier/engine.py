@@ -260,11 +260,10 @@ class Engine:
         self._names = data.status_names
         self._name_res: list[re.Pattern[str] | bool | None] = [False] * len(self._names)
         """Like the rows, the status-name patterns, the local hints and the outcome texts are compiled on first
-        use (`_name_re`, `_is_local`, `_outcome_holds`): compiling them all was a visible share of start-up."""
+        use (`_name_re`, `_holds`): compiling them all was a visible share of start-up."""
         self.reader = StatusReader(data.spellings, data.error_words, data.access_line)
-        self._local: tuple[re.Pattern[str], Gate] | bool | None = False
         self._rules: dict[int, StatusRule] = {s: rule for rule in data.rules for s in rule.statuses}
-        self._outcome_text: dict[str, tuple[re.Pattern[str], Gate]] = {}
+        self._conditions: dict[str, tuple[re.Pattern[str], Gate]] = {}
 
         # The literal table: each literal -> the units (text rows, status names, spellings) it can trigger.
         units: dict[str, list[tuple[str, int]]] = {}
@@ -345,26 +344,19 @@ class Engine:
             rx = self._name_res[i] = token_pattern(self._names[i].names)
         return rx if isinstance(rx, re.Pattern) else None
 
-    def _is_local(self, text: str, lower: str | None = None) -> bool:
-        """Whether `text` names a local server (the tables' local hints; compiled on first use). The hints are
-        searched only when the text holds one of their literals (their gate): the alternation of two dozen
-        words, case-blind, costs ~75 µs a text, and most texts that ask (every 5xx) name none. `lower`:
-        `gates.folded(text)` when the caller has it."""
-        if self._local is False:
-            hints = self.tables.local_hints
-            self._local = compiled.gated(ascii_words(hints), re.IGNORECASE) if hints else None
-        if not isinstance(self._local, tuple):
-            return False
-        rx, gate = self._local
-        return admits(gate, folded(text) if lower is None else lower) and rx.search(text) is not None
+    def _is_local(self, text: str, lower: str | None) -> bool:
+        """Whether `text` names a local server (the tables' local hints). `lower`: `gates.folded(text)`."""
+        hints = self.tables.local_hints
+        return bool(hints) and self._holds(hints, text, lower)
 
-    def _outcome_holds(self, condition: str, text: str, lower: str | None) -> bool:
-        """Whether an outcome's `text` condition matches `text` (compiled once, on first use; searched only when
-        `lower`, `gates.folded(text)`, holds one of its literals: a condition such as `urls?|base_?url|…` costs
-        ~25 µs a text)."""
-        made = self._outcome_text.get(condition)
+    def _holds(self, condition: str, text: str, lower: str | None) -> bool:
+        """Whether a context pattern of the status rules (the local hints, an outcome's `text`) matches `text`:
+        compiled on first use, and searched only when `lower` (`gates.folded(text)`; None: always) holds one of its
+        literals (its gate), since an alternation of words read case-blind costs ~25–75 µs a text and most texts
+        that ask (every 5xx) hold none of them."""
+        made = self._conditions.get(condition)
         if made is None:
-            made = self._outcome_text[condition] = compiled.gated(ascii_words(condition), re.IGNORECASE)
+            made = self._conditions[condition] = compiled.gated(ascii_words(condition), re.IGNORECASE)
         rx, gate = made
         return admits(gate, lower) and rx.search(text) is not None
 
@@ -393,11 +385,11 @@ class Engine:
         for i in range(len(self._names)):
             self._name_re(i)
         self.reader.compile_all()
-        self._is_local("")
+        self._is_local("", "")
         for rule in self.tables.rules:
             for outcome in rule.outcomes:
                 if outcome.text is not None:
-                    self._outcome_holds(outcome.text, "", "")
+                    self._holds(outcome.text, "", "")
         self._words_gate  # noqa: B018 - a cached property: compiled here
 
     def prepare(self) -> None:
@@ -716,20 +708,16 @@ class Engine:
                 rank = (STRENGTH_RANK[m.signature.strength], SPECIFICITY[m.signature.layer])
                 words[m.signature.cause] = max(words.get(m.signature.cause, (0, 0)), rank)
 
-        lower: str | None = None  # folded once, when a condition first asks
+        lower = folded(text)  # what the conditions' gates read
 
         def fits(o: Outcome) -> bool:
-            nonlocal local, lower
-            if o.local is None and o.text is None:
-                return True
-            if lower is None:
-                lower = folded(text) or ""  # ("": a text the gates cannot read is searched whatever it holds)
+            nonlocal local
             if o.local is not None:
                 if local is None:
-                    local = self._is_local(text, lower or None)
+                    local = self._is_local(text, lower)
                 if o.local != local:
                     return False
-            return o.text is None or self._outcome_holds(o.text, text, lower or None)
+            return o.text is None or self._holds(o.text, text, lower)
 
         backing = [o for o in rule.outcomes if o.words and o.row.cause in words and fits(o)]
         if backing:

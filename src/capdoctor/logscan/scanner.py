@@ -66,8 +66,8 @@ TAIL_SHARE = 5
 """A big file is cut into byte ranges handed out in order as workers come free (`_pieces`): one per worker for
 most of it, then smaller ones for its last 1/TAIL_SHARE (none under PIECE_MIN_BYTES, none over PIECE_MAX_BYTES).
 Errors cluster in time: an incident's dense stretch makes one worker's range slower, and the other workers take
-the small ones meanwhile instead of waiting for it. A worker keeps one memo for all its ranges (`_start_worker`),
-so cutting the file judges no text more often."""
+the small ones meanwhile instead of waiting for it. A worker keeps one memo for all its ranges (`_Worker`), so
+cutting the file judges no text more often."""
 EXAMPLE_CHARS = 300
 KEPT_IDS = 5
 """Request ids kept per signature: enough for a support ticket."""
@@ -1468,21 +1468,26 @@ def _aligned_start(path: str, start: int, stop: int | None = None) -> int:
         return stop
 
 
-_WORKER_MEMO: RecordMemo | None = None
-_WORKER_BUFFER: bytearray | None = None
-_WORKER_SHOWN: dict[str, set[str]] = {}
-"""A pool worker's memo, read buffer and, per file, the rows whose example a range it scanned holds: kept for
-every range it scans (`_start_worker`); None and empty elsewhere."""
+class _Worker:
+    """What a pool worker keeps for every range it scans: one memo (what a record's words say does not depend on
+    where in the file it stands), one read buffer, and per file the rows whose example a range it scanned holds
+    (a worker takes ranges in file order, and the first example stays when they are merged)."""
+
+    def __init__(self, chunk_bytes: int) -> None:
+        self.memo = RecordMemo()
+        self.buffer = bytearray(chunk_bytes + CARRY_CAP)
+        self.shown: dict[str, set[str]] = {}
+
+
+_WORKER: _Worker | None = None
+"""This process's `_Worker` when it is a pool worker (`_start_worker`), else None."""
 
 
 def _start_worker(chunk_bytes: int) -> None:
-    """A pool worker's start: one memo for all the ranges it will scan (what a record's words say does not depend on
-    where in the file it stands) and one read buffer, and the collector off (a process of its own, gone when the
-    scan is done; spawned workers start with it on)."""
-    global _WORKER_MEMO, _WORKER_BUFFER
-    _WORKER_SHOWN.clear()
-    _WORKER_MEMO = RecordMemo()
-    _WORKER_BUFFER = bytearray(chunk_bytes + CARRY_CAP)
+    """A pool worker's start: its `_Worker`, and the collector off (a process of its own, gone when the scan is
+    done; spawned workers start with it on)."""
+    global _WORKER
+    _WORKER = _Worker(chunk_bytes)
     gc.disable()
 
 
@@ -1501,18 +1506,19 @@ def _scan_range_worker(args: tuple[str, int, int, ScanOptions]) -> ScanResult:
     res = ScanResult()
     pf = prefilter_for(opts.engine)
     res.engine = pf.name
-    shown = _WORKER_SHOWN.setdefault(path, set()) if _WORKER_MEMO is not None else set()
-    scanner = _FileScanner(pf, opts, path, res, _WORKER_MEMO, frozenset(shown))  # (a worker takes ranges in order)
+    worker = _WORKER
+    shown = worker.shown.setdefault(path, set()) if worker is not None else set()
+    scanner = _FileScanner(pf, opts, path, res, worker.memo if worker else None, frozenset(shown))
     try:
         begin = _aligned_start(path, start, stop)
         if begin < stop:
             reader = src.open_reader(src.Source(path), start=begin, limit=stop - begin)
-            scanner.run(reader, base=begin, buffer=_WORKER_BUFFER)
+            scanner.run(reader, base=begin, buffer=worker.buffer if worker else None)
             if scanner.open_retries:  # the windows of the last retries run on into the next range: read on
                 after = begin + scanner.info.bytes
                 with open(path, "rb") as fh:
                     fh.seek(after)
-                    scanner.settle_retries(fh.read(max(stop for _, stop in scanner.open_retries) - after), after)
+                    scanner.settle_retries(fh.read(max(end for _, end in scanner.open_retries) - after), after)
     except (OSError, src.SourceError) as exc:
         scanner.info.skipped = f"read failed: {exc}"
     shown.update(sid for sid, stat in res.stats.items() if stat.example)
