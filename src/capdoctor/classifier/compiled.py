@@ -7,6 +7,7 @@ patterns (the rows, the status spellings and names, the context patterns, the li
 ints) is kept in the build cache (`capdoctor.buildcache`), and a pattern found there is made by `_sre.compile`
 alone, in microseconds. `warm(build)` runs `build` (which compiles every pattern the engine has) and stores
 the programs it compiled when any was new, so the file holds exactly the current tables' patterns.
+`widened(source, flags, widen)` does the same for a pattern made from a changed parse (`digits.cover`).
 
 The stored programs are keyed by Python's exact version and the regex engine's constants (a program is only
 valid for the engine that made it) and by this module's source; each is looked up by its pattern's own text
@@ -73,14 +74,14 @@ def parser() -> Any:
 
 
 def _key() -> bytes:
-    """The build-cache key: Python's exact version, the regex engine's constants, this module's source and that of
-    `gates` (the stored gates are what its `required` made)."""
+    """The build-cache key: Python's exact version, the regex engine's constants, this module's source and those of
+    `gates` (the stored gates are what its `required` made) and `digits` (the widened programs, `widened`)."""
     internals = _internals()
     sre = internals[2] if internals else None
     consts = f"{getattr(sre, 'MAGIC', '')} {getattr(sre, 'CODESIZE', '')} {getattr(sre, 'MAXREPEAT', '')}"
     here = Path(__file__)
     how = b""
-    for source in (here, here.with_name("gates.py")):
+    for source in (here, here.with_name("gates.py"), here.with_name("digits.py")):
         try:
             how += source.read_bytes()
         except OSError:
@@ -182,6 +183,47 @@ def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
     return _compile(source, flags)
 
 
+WIDENED = "\x00widened\x00"
+"""What the key of a widened pattern's program (`widened`) starts with: no pattern's source does."""
+
+
+def widened(source: str, flags: int, widen: Callable[[Any], Any]) -> re.Pattern[str] | None:
+    """The pattern compiled from `widen(parse of source)` (`digits.cover`): from its stored program when the build
+    cache holds it (keyed by `WIDENED`, the source and flags), else made now and kept for `warm`. None when the
+    regex internals are not the ones this module knows, or `widen` raises (it cannot widen that pattern)."""
+    flags = int(flags)
+    key = (WIDENED + source, flags)
+    internals = _internals()
+    if internals is None:
+        return None
+    parser, compiler, sre = internals
+    prog = _load().get(key)
+    if prog is not None:
+        try:
+            rx: re.Pattern[str] = sre.compile(source, *prog)
+        except Exception:  # a program this `_sre` rejects: made again
+            pass
+        else:
+            if _asked is not None:
+                _asked.add(key)
+            return rx
+    try:
+        parsed = widen(parser.parse(source, flags))
+        code = [int(op) for op in compiler._code(parsed, flags)]
+        groupindex = dict(parsed.state.groupdict)
+        indexgroup: list[str | None] = [None] * parsed.state.groups
+        for name, index in groupindex.items():
+            indexgroup[index] = name
+        prog = (flags | parsed.state.flags, code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
+        rx = sre.compile(source, *prog)
+    except Exception:  # `widen` refused, or internals that differ from what this module knows: none to keep
+        return None
+    _made[key] = prog
+    if _asked is not None:
+        _asked.add(key)
+    return rx
+
+
 def gated(source: str, flags: int = 0) -> tuple[re.Pattern[str], Gate]:
     """`pattern(source, flags)` and its gate (`gates.required`: literals of which every match contains one),
     both from the build cache when it holds them; a pattern compiled here has its gate read from the parse the
@@ -240,4 +282,4 @@ def _reset() -> None:
     _made_gates.clear()
 
 
-__all__ = ["pattern", "warm"]
+__all__ = ["WIDENED", "gated", "pattern", "warm", "widened"]

@@ -4,8 +4,11 @@ Contract: `reads_digits(source, flags)` is False only when the pattern `source` 
 alike everywhere: no literal digit, no character set holding some digits but not all, no backreference. Such a
 pattern finds the same matches, at the same spans, in two texts that differ only in which digits stand where
 (`Retry in 17s` and `Retry in 42s`): what the classification engine's `Reading` relies on to judge a record
-like one judged before without running those patterns again. True whenever it cannot tell. Pure; nothing
-compiled here.
+like one judged before without running those patterns again. True whenever it cannot tell. `cover(source,
+flags)` is a pattern blind to digits that matches wherever `source` matches in any text differing only in its
+digits, so that where it finds nothing in a text whose every ASCII digit is `0` (a record's shape), `source`
+finds nothing in any text of that shape (`cannot_match`); None where it cannot be made. Its program is compiled
+by `compiled.widened` (and kept in the build cache); `reads_digits` compiles nothing.
 
 Why: an incident log repeats one error with numbers that change every line (seconds to wait, tokens used, a
 sequence number), so a scanner that remembers judgements by exact text judges every line afresh (~100 µs). Most
@@ -19,6 +22,7 @@ import re
 from functools import cache
 from typing import Any
 
+from capdoctor.classifier import compiled
 from capdoctor.classifier.compiled import parser
 
 _DIGITS = range(0x30, 0x3A)
@@ -69,7 +73,7 @@ def _seq_reads(items: Any) -> bool:
             if _seq_reads(av[2]):
                 return True
         elif name in _NESTED:
-            if _seq_reads(av[-1]):
+            if _seq_reads(av if name == "ATOMIC_GROUP" else av[-1]):  # (an atomic group's value is its items)
                 return True
         elif name == "BRANCH":
             if any(_seq_reads(alt) for alt in av[1]):
@@ -79,12 +83,18 @@ def _seq_reads(items: Any) -> bool:
     return False
 
 
+def may_read(source: str) -> bool:
+    """Whether the pattern `source` may tell ASCII digits apart at all (it holds a digit, a named character or a
+    named backreference): a pattern without any is blind as written, and its own cover (`cover`)."""
+    return _MAY_READ.search(source) is not None
+
+
 @cache
 def reads_digits(source: str, flags: int = 0) -> bool:
     """Whether the pattern `source` may tell ASCII digits apart (see the module's contract). A source with no
     digit in it, no named character and no named backreference is read as it is written; any other is parsed
     (`re._parser`) and each item checked; True when it cannot be parsed."""
-    if _MAY_READ.search(source) is None:
+    if not may_read(source):
         return False
     mod = parser()
     if mod is None:
@@ -95,4 +105,127 @@ def reads_digits(source: str, flags: int = 0) -> bool:
         return True
 
 
-__all__ = ["reads_digits"]
+class _NoCover(Exception):
+    """A construct no digit-blind pattern stands in for (`cover`)."""
+
+
+_ALL_DIGITS = ((0x30, 0x39),)
+
+
+def _cover_set(mod: Any, items: list[Any]) -> list[Any]:
+    """A character set that holds every ASCII digit and whatever `items` holds (negated: excludes no digit)."""
+    if not _set_reads(items):
+        return items
+    if not items or str(items[0][0]) != "NEGATE":
+        return [*items, (mod.RANGE, _ALL_DIGITS[0])]
+    kept: list[Any] = [items[0]]
+    for op, av in items[1:]:
+        name = str(op)
+        if name == "LITERAL" and av in _DIGITS:
+            continue
+        if name == "RANGE" and av[0] <= 0x39 and av[1] >= 0x30:
+            kept += [(op, r) for r in ((av[0], 0x2F), (0x3A, av[1])) if r[0] <= r[1]]
+            continue
+        if name not in ("LITERAL", "RANGE", "CATEGORY"):
+            raise _NoCover(name)  # an item this reading does not know may exclude digits
+        kept.append((op, av))
+    if len(kept) == 1:  # nothing left to exclude: any character
+        return [(mod.CATEGORY, mod.CATEGORY_SPACE), (mod.CATEGORY, mod.CATEGORY_NOT_SPACE)]
+    return kept
+
+
+def _groups(sub: Any, out: dict[int, Any]) -> dict[int, Any]:
+    """Every capturing group in a parse, by number: its flags and what it holds (`SUBPATTERN`'s value)."""
+    for op, av in sub:
+        name = str(op)
+        if name == "SUBPATTERN":
+            if av[0] is not None:
+                out[av[0]] = av
+            _groups(av[3], out)
+        elif name in _REPEATS:
+            _groups(av[2], out)
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            _groups(av[1], out)
+        elif name == "ATOMIC_GROUP":
+            _groups(av, out)
+        elif name == "BRANCH":
+            for alt in av[1]:
+                _groups(alt, out)
+        elif name == "GROUPREF_EXISTS":
+            for alt in av[1:]:
+                if alt is not None:
+                    _groups(alt, out)
+    return out
+
+
+def _cover_seq(mod: Any, sub: Any, groups: dict[int, Any], depth: int = 0) -> Any:
+    """`sub` with every item that tells digits apart widened so that it matches wherever it did and any ASCII
+    digit where it took some: a digit or a set takes every digit; a lookaround that reads digits is dropped
+    (a condition fewer), an atomic group or possessive repeat that does becomes a plain one (it may then match
+    in more ways, never fewer), and a backreference becomes what its group may match."""
+    if depth > 50:
+        raise _NoCover("nested too deep")
+    out: list[Any] = []
+    for op, av in sub:
+        name = str(op)
+        if not _seq_reads([(op, av)]):
+            out.append((op, av))  # blind as written: the same in every text of one shape
+        elif name == "LITERAL":
+            out.append((mod.IN, [(mod.RANGE, _ALL_DIGITS[0])]))
+        elif name == "NOT_LITERAL":
+            out.append((mod.IN, [(mod.CATEGORY, mod.CATEGORY_SPACE), (mod.CATEGORY, mod.CATEGORY_NOT_SPACE)]))
+        elif name == "IN":
+            out.append((op, _cover_set(mod, av)))
+        elif name in _REPEATS:
+            out.append((mod.MAX_REPEAT, (av[0], av[1], _cover_seq(mod, av[2], groups, depth + 1))))
+        elif name == "SUBPATTERN":
+            out.append((op, (av[0], av[1], av[2], _cover_seq(mod, av[3], groups, depth + 1))))
+        elif name == "ATOMIC_GROUP":
+            out.append((mod.SUBPATTERN, (None, 0, 0, _cover_seq(mod, av, groups, depth + 1))))
+        elif name == "ASSERT":
+            out.append((op, (av[0], _cover_seq(mod, av[1], groups, depth + 1))))
+        elif name == "ASSERT_NOT":
+            continue
+        elif name == "BRANCH":
+            out.append((op, (av[0], [_cover_seq(mod, alt, groups, depth + 1) for alt in av[1]])))
+        elif name == "GROUPREF" and av in groups:
+            group = groups[av]
+            out.append((mod.SUBPATTERN, (None, group[1], group[2], _cover_seq(mod, group[3], groups, depth + 1))))
+        else:  # a conditional group, a reference to no group, anything this reading does not know
+            raise _NoCover(name)
+    return mod.SubPattern(sub.state, out) if hasattr(sub, "state") else out
+
+
+@cache
+def cover(source: str, flags: int = 0) -> re.Pattern[str] | None:
+    """A pattern blind to digits' values that matches every text the pattern `source` matches, and every text
+    that differs from one of those only in its ASCII digits' values: each literal digit, and each set that holds
+    some digits, takes any digit there. So where it finds nothing in a text whose every ASCII digit is `0` (a
+    record's shape), `source` finds nothing in any text of that shape (`_cover_seq` says how each construct is
+    widened). The pattern itself when it is blind; None when no such pattern is made here (a conditional group)
+    or the regex internals are not the ones this module knows. Its program is kept in the build cache
+    (`compiled.widened`).
+
+    Why: most records that differ only in their digits (a sequence number, a duration) are of a shape where no
+    pattern that reads digits' values can match at all; such a shape is judged once (`Engine.settles`)."""
+    if not may_read(source):
+        return compiled.pattern(source, flags)
+    return compiled.widened(source, flags, _widen)
+
+
+def _widen(parsed: Any) -> Any:
+    """`parsed` (a parse of `re._parser`) with every item that tells digits apart widened (`cover`)."""
+    mod = parser()
+    if mod is None:
+        raise _NoCover("no parser")
+    return _cover_seq(mod, parsed, _groups(parsed, {}))
+
+
+def cannot_match(rx: re.Pattern[str], shape: str) -> bool:
+    """Whether `rx` matches no text of `shape` (a text with every ASCII digit read as `0`): its `cover` finds
+    nothing there. False when there is no cover."""
+    made = cover(rx.pattern, rx.flags)
+    return made is not None and made.search(shape) is None
+
+
+__all__ = ["cannot_match", "cover", "may_read", "reads_digits"]

@@ -33,9 +33,9 @@ from functools import cached_property, lru_cache
 
 from capdoctor.classifier import compiled
 from capdoctor.classifier.compiled import Gate
-from capdoctor.classifier.digits import reads_digits
+from capdoctor.classifier.digits import cannot_match, cover, may_read, reads_digits
 from capdoctor.classifier.gates import Alternation, admits, folded
-from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
+from capdoctor.classifier.structure import MAX_READ, StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
     ORIGINS,
     SPECIFICITY,
@@ -377,14 +377,21 @@ class Engine:
         return self._finder_re
 
     def compile_all(self) -> None:
-        """Compile now every pattern `evaluate` can use: the rows, the status names and spellings, the context
-        patterns and the outcomes' texts (what `prepare` stores). Not the literal finder: the log scanner, which
-        prepares, never uses it, and spelling its trie out costs more than compiling a row."""
+        """Compile now every pattern `evaluate` can use: the rows, the status names and spellings (and the covers
+        `settles` reads of them), the context patterns and the outcomes' texts (what `prepare` stores). Not the
+        literal finder: the log scanner, which prepares, never uses it, and spelling its trie out costs more than
+        compiling a row."""
+        made: list[re.Pattern[str] | None] = []
         for i in range(len(self._text_rows)):
-            self._row(i)
-        for i in range(len(self._names)):
-            self._name_re(i)
+            c = self._row(i)
+            made += [c.token_re, *c.also_re]
+            made += [rx for alt in (c.phrase, c.unless) if alt is not None for _, rx in alt.parts]
+        made += [self._name_re(i) for i in range(len(self._names))]
         self.reader.compile_all()
+        made += [self.reader.pattern(i) for i in range(len(self.reader.spellings))]
+        for rx in made:  # the digit-blind covers `settles` reads, kept with the programs
+            if rx is not None and may_read(rx.pattern):
+                cover(rx.pattern, rx.flags)
         self._is_local("", "")
         for rule in self.tables.rules:
             for outcome in rule.outcomes:
@@ -523,6 +530,31 @@ class Engine:
             if (None if sm is None else (sm.signature.id, sm.score)) != reading.status_row:
                 return False, hit
         return True, hit
+
+    def settles(self, reading: Reading, shape: str) -> bool:
+        """Whether `reread` gives the same answer for every text of `shape` (a text with each ASCII digit read as
+        `0`) that holds the literals of `reading`: no pattern it runs that reads digits' values can match any such
+        text (`digits.cannot_match`), so each pattern it runs finds in all of them what it finds in one (the blind
+        ones at the same spans), and what the status found there means reads no digit either.
+
+        Why: a record that differs from a judged one only in a sequence number or a duration is mostly of a shape
+        where nothing that reads digits' values can match; the log scanner then judges the shape once
+        (`RecordMemo`), not each of its records."""
+        if "\\u" in shape or len(shape) > MAX_READ:  # its digits may spell characters (`unescape`); the status
+            return False  # spellings read the first MAX_READ characters, where a pattern may match at the cut
+        spell = self.reader.pattern
+        patterns = [spell(i) for i in reading.spellings]
+        patterns += [rx for i in reading.names if (rx := self._name_re(i)) is not None]
+        for i, _ in reading.rows:
+            c, parts = self._row(i), self._digit_parts(i)
+            if parts.token and c.token_re is not None:
+                patterns.append(c.token_re)
+            patterns += [rx for _, rx in (*parts.phrase_parts, *parts.unless_parts)]
+            patterns += [rx for rx, reads in zip(c.also_re, parts.also, strict=False) if reads]
+        if not all(cannot_match(rx, shape) for rx in patterns if reads_digits(rx.pattern, rx.flags)):
+            return False
+        hit = self._status(shape, None, reading.spellings, reading.names)  # what every text of the shape gives
+        return hit is None or not self._rule_reads_digits(hit.status)
 
     def _units_of(self, ids: Collection[int]) -> tuple[set[int], set[int], set[int]]:
         """The text rows, status names and spellings the literal ids `ids` can trigger."""

@@ -60,7 +60,7 @@ class StatusReader:
         self.spellings = tuple(spellings)
         self._flags = flags
         self._res: list[re.Pattern[str] | None] = [None] * len(self.spellings)
-        """Compiled on first use (`_spelling`): a process reads the few spellings its texts hold."""
+        """Compiled on first use (`pattern`): a process reads the few spellings its texts hold."""
         self._error_words_text = error_words
         self._access_line_text = access_line
         self._error_words: re.Pattern[str] | bool | None = False
@@ -77,7 +77,7 @@ class StatusReader:
         error_word: bool | None = None
         for i in range(len(self.spellings)) if ids is None else sorted(ids):  # (a text triggers a few of ~70)
             sp = self.spellings[i]
-            rx = self._spelling(i)
+            rx = self.pattern(i)
             for m in rx.finditer(text):
                 if sp.not_after_request and self._after_request(text, m.start()):
                     continue
@@ -89,7 +89,7 @@ class StatusReader:
                 return StatusHit(int(m.group("s")), sp.id, m.start(), m.end())
         return None
 
-    def _spelling(self, i: int) -> re.Pattern[str]:
+    def pattern(self, i: int) -> re.Pattern[str]:
         """Spelling `i` compiled (once)."""
         rx = self._res[i]
         if rx is None:
@@ -100,7 +100,7 @@ class StatusReader:
     def compile_all(self) -> None:
         """Compile every spelling and both context patterns now (`Engine.compile_all`)."""
         for i in range(len(self.spellings)):
-            self._spelling(i)
+            self.pattern(i)
         self.has_error_word("")
         self._after_request("", 0)
 
@@ -238,6 +238,16 @@ def error_status(text: str) -> int | None:
         if value not in (None, "null", "None", "") and (status := _as_status(value)) is not None:
             return status
     return None
+
+
+def status_unread(shape: str) -> bool:
+    """Whether `error_status` finds nothing in any text of `shape` (a text with each ASCII digit read as `0`):
+    it holds no brace (no JSON value or dict to decode, whose numbers are read) and neither field pattern can
+    match any such text (`digits.cannot_match`)."""
+    from capdoctor.classifier.digits import cannot_match
+
+    shape = shape[:MAX_READ]  # (what `error_status` reads: a pattern may match at the cut that cannot in the whole)
+    return "{" not in shape and all(cannot_match(_FIELD_RES[key], shape) for key in ("status", "code"))
 
 
 def extract_error(text: str, reader: StatusReader | None = None) -> dict[str, Any]:
