@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from capdoctor import buildcache
-from capdoctor.classifier import compiled
+from capdoctor.classifier import compiled, digits
 from capdoctor.classifier.engine import Engine
 from capdoctor.classifier.gates import required
 from capdoctor.classifier.tables import tables
@@ -86,7 +86,7 @@ def test_a_damaged_program_is_compiled_again(cache_dir: Path) -> None:
     compiled as `re.compile` would, and matches."""
     source, flags = r"rate[ _]limit(?P<n>\d+)", re.IGNORECASE
     bad = {(source, int(flags)): (int(flags), [999999, 1, 2], 0, {"n": 1}, (None, "n"))}
-    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps((bad, {})))
+    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps((bad, {}, {})))
     rx = compiled.pattern(source, flags)
     assert _same(rx, re.compile(source, flags))
     m = rx.search("RATE_LIMIT42")
@@ -127,3 +127,41 @@ def test_cache_off_compiles_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
         assert _same(compiled.pattern("overload(?:ed)?"), re.compile("overload(?:ed)?"))
     finally:
         compiled._reset()
+
+
+def test_digit_readings_and_covers_kept_with_the_programs(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`warm(compile_all)` stores, beside the programs, whether each pattern reads digits' values and the programs
+    of their digit-blind covers (`digits.cover`); a fresh process reads both back without parsing a pattern, and
+    gets the same answers and the same cover programs. A stored reading that is not a bool makes the file a miss."""
+    digits.reads_digits.cache_clear()
+    digits.cover.cache_clear()
+    compiled.warm(Engine(tables()).compile_all)
+    made_reads = dict(compiled._made_reads)
+    made_covers = {k: v for k, v in compiled._made.items() if k[0].startswith(compiled.WIDENED)}
+    assert len(made_reads) > 300 and any(made_reads.values()) and not all(made_reads.values())
+    assert len(made_covers) > 100
+    compiled._reset()
+    digits.reads_digits.cache_clear()
+    digits.cover.cache_clear()
+
+    def no_parse(source: str, flags: int) -> bool:
+        raise AssertionError(f"parsed {source!r}")
+
+    monkeypatch.setattr(digits, "_parsed_reads", no_parse)
+    assert all(digits.reads_digits(source, flags) is known for (source, flags), known in made_reads.items())
+    stored = compiled._load()
+    assert all(stored[key] == prog for key, prog in made_covers.items())
+    for (key, flags), prog in list(made_covers.items())[:20]:
+        source = key[len(compiled.WIDENED) :]
+        made = digits.cover(source, flags)
+        assert made is not None and (made.flags, made.groups) == (prog[0], prog[2])
+    compiled._reset()
+    digits.reads_digits.cache_clear()
+    digits.cover.cache_clear()
+    payload = marshal.loads(buildcache.load(compiled.CACHE_NAME, compiled._key()) or b"")
+    bad = dict(payload[2])
+    bad[next(iter(bad))] = "yes"
+    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps((payload[0], payload[1], bad)))
+    assert compiled._load() == {}
+    digits.reads_digits.cache_clear()
+    digits.cover.cache_clear()

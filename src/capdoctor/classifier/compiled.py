@@ -12,7 +12,8 @@ the programs it compiled when any was new, so the file holds exactly the current
 The stored programs are keyed by Python's exact version and the regex engine's constants (a program is only
 valid for the engine that made it) and by this module's source; each is looked up by its pattern's own text
 and flags, so a pattern that changed is a miss, never another pattern's program. Beside the programs it keeps the
-phrases' gates (`gated`, `gates.required`), read from the parse that compiling makes anyway. The payload is
+phrases' gates (`gated`, `gates.required`), read from the parse that compiling makes anyway, and whether each
+pattern reads digits' values (`reads`, `digits.reads_digits`: a parse too). The payload is
 `marshal`ed plain data (strings, ints, tuples, lists, dicts), checked for shape when loaded. Anything unexpected — a
 Python whose regex internals differ, a damaged file, a program `_sre` rejects — costs one `re.compile`,
 never a wrong pattern or a crash. Imports nothing heavy; reads the cache on first use only.
@@ -47,6 +48,10 @@ _made_gates: dict[tuple[str, int], Gate] = {}
 _asked: set[tuple[str, int]] | None = None
 """While `warm` runs its build: every (pattern, flags) asked for."""
 _asked_gates: set[tuple[str, int]] | None = None
+_reads: dict[tuple[str, int], bool] = {}
+"""Whether each pattern reads the values of digits (`digits.reads_digits`), loaded with the programs."""
+_made_reads: dict[tuple[str, int], bool] = {}
+_asked_reads: set[tuple[str, int]] | None = None
 
 
 @cache
@@ -114,8 +119,8 @@ def _valid_gate(key: Any, gate: Any) -> bool:
 
 
 def _load() -> dict[tuple[str, int], _Program]:
-    """The stored programs ({} when the cache is off, empty, stale or damaged), and the stored gates into
-    `_gates`; read once per process."""
+    """The stored programs ({} when the cache is off, empty, stale or damaged), and the stored gates and digit
+    readings into `_gates` and `_reads`; read once per process."""
     global _programs
     if _programs is None:
         _programs = {}
@@ -127,14 +132,15 @@ def _load() -> dict[tuple[str, int], _Program]:
                 data = None
             if (
                 isinstance(data, tuple)
-                and len(data) == 2
-                and isinstance(data[0], dict)
-                and isinstance(data[1], dict)
+                and len(data) == 3
+                and all(isinstance(part, dict) for part in data)
                 and all(_valid(k, v) for k, v in data[0].items())
                 and all(_valid_gate(k, v) for k, v in data[1].items())
+                and all(_valid_key(k) and isinstance(v, bool) for k, v in data[2].items())
             ):
                 _programs = data[0]
                 _gates.update(data[1])
+                _reads.update(data[2])
     return _programs
 
 
@@ -246,31 +252,52 @@ def gated(source: str, flags: int = 0) -> tuple[re.Pattern[str], Gate]:
     return rx, gate
 
 
+def reads(source: str, flags: int, read: Callable[[], bool]) -> bool:
+    """`read()`, whether the pattern `source` reads the values of digits (`digits.reads_digits`, which parses it):
+    from the build cache when it holds the answer, else read now and kept for `warm`."""
+    key = (source, int(flags))
+    if _asked_reads is not None:
+        _asked_reads.add(key)
+    _load()
+    known = _reads.get(key)
+    if known is None:
+        known = _made_reads.get(key)
+        if known is None:
+            known = _made_reads[key] = read()
+    return known
+
+
 def warm(build: Callable[[], object]) -> None:
     """Run `build`, which compiles patterns through `pattern`, then store the programs of exactly the patterns
     it asked for when any of them was not stored yet (the first run after an install or a table change). With
     the cache off, nothing: compiling every pattern up front then costs more than compiling those used."""
-    global _asked, _asked_gates
+    global _asked, _asked_gates, _asked_reads
     if buildcache.directory() is None or _internals() is None:
         return
-    _asked, _asked_gates = set(), set()
+    _asked, _asked_gates, _asked_reads = set(), set(), set()
     try:
         build()
-        asked, asked_gates = _asked, _asked_gates
+        asked, asked_gates, asked_reads = _asked, _asked_gates, _asked_reads
     finally:
-        _asked = _asked_gates = None
+        _asked = _asked_gates = _asked_reads = None
     stored = _load()
-    if all(key in stored for key in asked) and all(key in _gates for key in asked_gates):
+    if (
+        all(key in stored for key in asked)
+        and all(key in _gates for key in asked_gates)
+        and all(key in _reads for key in asked_reads)
+    ):
         return
     out = {key: prog for key in asked if (prog := _made.get(key) or stored.get(key)) is not None}
     gates = {key: gate for key in asked_gates if (gate := _made_gates.get(key) or _gates.get(key)) is not None}
+    read = {key: known for key in asked_reads if (known := _made_reads.get(key, _reads.get(key))) is not None}
     try:
-        payload = marshal.dumps((out, gates))
+        payload = marshal.dumps((out, gates, read))
     except ValueError:  # not plain data after all: nothing stored
         return
     if buildcache.store(CACHE_NAME, _key(), payload):
         stored.update(out)
         _gates.update(gates)
+        _reads.update(read)
 
 
 def _reset() -> None:
@@ -280,6 +307,8 @@ def _reset() -> None:
     _made.clear()
     _gates.clear()
     _made_gates.clear()
+    _reads.clear()
+    _made_reads.clear()
 
 
-__all__ = ["WIDENED", "gated", "pattern", "warm", "widened"]
+__all__ = ["WIDENED", "gated", "pattern", "reads", "warm", "widened"]

@@ -93,9 +93,15 @@ def may_read(source: str) -> bool:
 def reads_digits(source: str, flags: int = 0) -> bool:
     """Whether the pattern `source` may tell ASCII digits apart (see the module's contract). A source with no
     digit in it, no named character and no named backreference is read as it is written; any other is parsed
-    (`re._parser`) and each item checked; True when it cannot be parsed."""
+    (`re._parser`) and each item checked, the answer kept in the build cache (`compiled.reads`); True when it
+    cannot be parsed."""
     if not may_read(source):
         return False
+    return compiled.reads(source, flags, lambda: _parsed_reads(source, flags))
+
+
+def _parsed_reads(source: str, flags: int) -> bool:
+    """`reads_digits` from the parse of `source` (kept in the build cache by `compiled.reads`)."""
     mod = parser()
     if mod is None:
         return True

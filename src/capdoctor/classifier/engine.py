@@ -377,10 +377,10 @@ class Engine:
         return self._finder_re
 
     def compile_all(self) -> None:
-        """Compile now every pattern `evaluate` can use: the rows, the status names and spellings (and the covers
-        `settles` reads of them), the context patterns and the outcomes' texts (what `prepare` stores). Not the
-        literal finder: the log scanner, which prepares, never uses it, and spelling its trie out costs more than
-        compiling a row."""
+        """Compile now every pattern `evaluate` can use: the rows, the status names and spellings, the context
+        patterns and the outcomes' texts, and read which of them read digits' values and their covers (`reread`,
+        `settles`): what `prepare` stores. Not the literal finder: the log scanner, which prepares, never uses it,
+        and spelling its trie out costs more than compiling a row."""
         made: list[re.Pattern[str] | None] = []
         for i in range(len(self._text_rows)):
             c = self._row(i)
@@ -389,9 +389,15 @@ class Engine:
         made += [self._name_re(i) for i in range(len(self._names))]
         self.reader.compile_all()
         made += [self.reader.pattern(i) for i in range(len(self.reader.spellings))]
-        for rx in made:  # the digit-blind covers `settles` reads, kept with the programs
+        for rx in made:  # whether each reads digits, and the digit-blind covers `settles` reads, kept with them
             if rx is not None and may_read(rx.pattern):
+                reads_digits(rx.pattern, rx.flags)
                 cover(rx.pattern, rx.flags)
+        for i in range(len(self._text_rows)):
+            self._digit_parts(i)
+        for rule in self.tables.rules:
+            for status in rule.statuses:
+                self._rule_reads_digits(status)
         self._is_local("", "")
         for rule in self.tables.rules:
             for outcome in rule.outcomes:
