@@ -398,6 +398,7 @@ class Engine:
         for rule in self.tables.rules:
             for status in rule.statuses:
                 self._rule_reads_digits(status)
+        self._digit_literals  # noqa: B018 - a cached property: compiled here
         self._is_local("", "")
         for rule in self.tables.rules:
             for outcome in rule.outcomes:
@@ -561,6 +562,21 @@ class Engine:
             return False
         hit = self._status(shape, None, reading.spellings, reading.names)  # what every text of the shape gives
         return hit is None or not self._rule_reads_digits(hit.status)
+
+    def literals_settle(self, shape: str) -> bool:
+        """Whether every text of `shape` (a text with each ASCII digit read as `0`) holds the same literals, as a
+        prefilter finds them (case-blind for ASCII, in the text or in its lower-cased form): no literal with a digit
+        can be in any of them, and every other stands where it stands in all."""
+        rx = self._digit_literals
+        return rx is None or rx.search(shape.lower()) is None
+
+    @cached_property
+    def _digit_literals(self) -> re.Pattern[str] | None:
+        """Every literal that holds an ASCII digit, each digit read as `0`, as one pattern (`literals_settle`; kept
+        in the build cache by `compile_all`)."""
+        zero = str.maketrans("0123456789", "0000000000")
+        shapes = sorted({lit.translate(zero) for lit in self._literals if lit.translate(zero) != lit})
+        return compiled.pattern(trie_pattern(shapes)) if shapes else None
 
     def _units_of(self, ids: Collection[int]) -> tuple[set[int], set[int], set[int]]:
         """The text rows, status names and spellings the literal ids `ids` can trigger."""

@@ -802,9 +802,10 @@ class RecordMemo:
         """The same facts by the shape of the whole record (`find`): a record whose every byte but its digits is
         that of a judged one (`[seq 17]`, `[seq 42]`, their timestamps) is judged like it without computing its
         key first. Emptied when full."""
-        self._settled: dict[bytes, tuple[Facts, bool]] = {}
-        """By a record's shape: the `_alike` facts of that shape, and whether every record of it is judged as they
-        say (`settles`): then `find` gives those facts at once. Emptied when full."""
+        self._settled: dict[bytes, tuple[Facts, bool, bool]] = {}
+        """By a record's shape: the `_alike` facts of that shape, whether every record of it with their literals is
+        judged as they say (`settles`): then `find` gives those facts at once, and whether every record of it has
+        their literals (`Engine.literals_settle`). Emptied when full."""
         self.hits = 0
         self.misses = 0
         self._missed: tuple[bytes, bytes | None, bytes, tuple[tuple[int, int], ...] | None] | None = None
@@ -827,9 +828,9 @@ class RecordMemo:
         """`lookup(raw)` and a third value: with `alike`, before the key is computed, facts judged for a record
         of the same shape (`_alike`), to judge `raw` like them (`judge_like`); then the key is None (`keep_alike`
         remembers the outcome, `lookup` computes the key when the engine reads `raw` otherwise). Where every record
-        of that shape is judged alike (`settles`), those facts are also the second value: they are `raw`'s when
-        the prefilter found in it the literals they were read with (the caller asks, `_same_literals`; else it
-        judges `raw` like them)."""
+        of that shape is judged alike (`settles`), those facts are also the second value: they are `raw`'s, when
+        the third is None (every record of the shape has their literals), or when the prefilter found in it the
+        literals they were read with (the caller asks, `_same_literals`; else it judges `raw` like the third)."""
         m = _KEY_TS.match(raw, 0, _KEY_TS_WITHIN) if raw[:1] in _KEY_TS_FIRST else None
         rest = raw[m.end() :] if m is not None else None
         if rest is not None:
@@ -847,7 +848,7 @@ class RecordMemo:
             settled = self._settled.get(shape)
             if settled is not None and settled[0] is like and settled[1]:
                 self.hits += 1
-                return None, like, like
+                return None, like, (None if settled[2] else like)
             self._missed = (raw, rest, shape, None)
             return None, None, like
         key, spans = _record_key(raw)
@@ -877,7 +878,9 @@ class RecordMemo:
             if known is None or known[0] is not facts:
                 if len(self._settled) >= self.entries:
                     self._settled.clear()
-                self._settled[shape] = (facts, settles(facts, shape.decode("utf-8", "replace")))
+                text = shape.decode("utf-8", "replace")
+                ok = settles(facts, text)
+                self._settled[shape] = (facts, ok, ok and classifier().literals_settle(text))
         if (
             rest is not None
             and len(rest) < self.key_bytes
