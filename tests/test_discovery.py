@@ -9,14 +9,12 @@ from typing import Any
 
 import pytest
 
+from capdoctor.configfile import config_warnings, load_options, read_config_files
 from capdoctor.context import Target
 from capdoctor.discovery import (
     DiscoveryFlags,
-    config_warnings,
     describe,
     discover,
-    load_options,
-    read_config_files,
     shell_exports,
 )
 from capdoctor.errors import ConfigError, UsageError

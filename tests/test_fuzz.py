@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from capdoctor import clientconfig, discovery, options, urls
+from capdoctor import clientconfig, configfile, discovery, options, urls
 from capdoctor.errors import ConfigError, UsageError
 from capdoctor.logscan import timestamps
 from capdoctor.probes import ratelimit, sse
@@ -208,9 +208,9 @@ def test_discovery_over_random_files_raises_only_usage_errors(own: str, codex: s
             path.write_text(text, encoding="utf-8")
         env = {"OPENAI_API_KEY": "sk-fuzz-0000000000"}
         try:
-            files = discovery.read_config_files(cwd, home, env, "linux")
-            discovery.config_warnings(files)
-            discovery.load_options(files, {}, env)
+            files = configfile.read_config_files(cwd, home, env, "linux")
+            configfile.config_warnings(files)
+            configfile.load_options(files, {}, env)
             discovery.discover(discovery.DiscoveryFlags(), env, home, cwd, "linux", files)
         except UsageError:
             pass

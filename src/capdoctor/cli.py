@@ -100,15 +100,18 @@ def _setup(flags: Any, option_flags: dict[str, Any]) -> tuple[Any, Any]:
 
     Raises `UsageError` (exit 2) for a bad value before anything is sent anywhere.
     """
-    from capdoctor.discovery import config_warnings, discover, load_options, read_config_files
+    from capdoctor.configfile import config_warnings, load_options, read_config_files
 
     env, home, cwd = dict(os.environ), Path.home(), Path.cwd()
     files = read_config_files(cwd, home, env, sys.platform)
     for line in config_warnings(files):
         _say(f"capdoctor: warning: {line}")
     options = load_options(files, option_flags, env)
-    target = discover(flags, env, home, cwd, sys.platform, files) if flags is not None else None
-    return target, options
+    if flags is None:
+        return None, options
+    from capdoctor.discovery import discover  # (every provider adapter: only a command with a target needs it)
+
+    return discover(flags, env, home, cwd, sys.platform, files), options
 
 
 def _say(message: str) -> None:

@@ -8,10 +8,9 @@ defaults — and records a human source for each (`flag --base-url`, `env ANTHRO
 the options with theirs, the key's variable, whether it is set, where its name came from and its shape
 (`capdoctor.keys`; never its value), and findings such as a base URL
 pointing at a dead loopback port or a relay, a stale `*_BASE_URL` exported from a shell profile, or a
-client's config file that cannot be read. `read_config_files()` reads capdoctor.toml once; `load_options()`
-turns its `[options]` tables and the flags into checked `Options` (see `capdoctor.options`), and
-`config_warnings()` names what those files hold that nothing reads. The clients' files are read and parsed
-by `clientconfig`; this module only decides what they mean for the target and in which order.
+client's config file that cannot be read. capdoctor.toml is read once, by `capdoctor.configfile` (which also
+turns its `[options]` into checked `Options`); `discover` reads its `[target]`. The clients' files are read and
+parsed by `clientconfig`; this module only decides what they mean for the target and in which order.
 
 What stops a run and what does not: a bad value the user gave capdoctor itself (a flag, capdoctor.toml, a
 variable capdoctor reads such as `OPENAI_BASE_URL`) raises `UsageError`/`ConfigError` naming the value and
@@ -40,19 +39,23 @@ from capdoctor.clientconfig import (
     codex_config_path,
     gemini_settings_path,
     line_of,
-    parse_toml,
     read_claude_settings,
     read_codex_config,
     read_gemini_settings,
-    read_text,
     show,
     type_problem,
 )
-from capdoctor.context import Target, user_dir
+from capdoctor.configfile import (
+    TARGET_KEYS,
+    ConfigFile,
+    config_files,
+    read_config_files,
+)
+from capdoctor.context import Target
 from capdoctor.errors import ConfigError, UsageError
 from capdoctor.hosts import is_loopback, url_port_open
 from capdoctor.keys import describe_key, problem_text, shape_text
-from capdoctor.options import Given, Options, file_layer, flag_layer, resolve, text_problem, unknown_keys
+from capdoctor.options import Options, text_problem
 from capdoctor.providers.base import host_of
 from capdoctor.providers.catalog import (
     PROVIDER_NAMES,
@@ -65,8 +68,6 @@ from capdoctor.providers.catalog import (
 )
 from capdoctor.urls import url_problem
 
-CONFIG_NAME = "capdoctor.toml"
-TARGET_KEYS = ("provider", "base_url", "model", "alt_models", "api_key_env", "wire_api", "api_version")
 WIRE_APIS = ("chat", "responses")
 
 CODEX_BUILTIN: dict[str, tuple[str, str]] = {
@@ -168,31 +169,6 @@ def _flag_layer(flags: DiscoveryFlags) -> Layer:
     return layer
 
 
-def config_files(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -> list[Path]:
-    """The capdoctor.toml files in precedence order: project (cwd), then the user config dir."""
-    return [cwd / CONFIG_NAME, user_dir("config", env, home, platform) / CONFIG_NAME]
-
-
-@dataclass(frozen=True)
-class ConfigFile:
-    """One capdoctor.toml that exists: its shown path, its document, and its text (for line numbers)."""
-
-    source: str
-    doc: dict[str, Any]
-    text: str
-
-
-def read_config_files(cwd: Path, home: Path, env: Mapping[str, str], platform: str) -> list[ConfigFile]:
-    """The capdoctor.toml files that exist, in precedence order; `ConfigError` (file, line) for a bad one."""
-    out: list[ConfigFile] = []
-    for path in config_files(cwd, home, env, platform):
-        text = read_text(path, home)
-        if text is not None:
-            src = show(path, home)
-            out.append(ConfigFile(src, parse_toml(text, src), text))
-    return out
-
-
 def _toml_layer(file: ConfigFile) -> Layer:
     text, src, doc = file.text, file.source, file.doc
     layer = Layer()
@@ -212,61 +188,6 @@ def _toml_layer(file: ConfigFile) -> Layer:
         else:
             layer.set(key, _str(src, text, table, key), src)
     return layer
-
-
-def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """`{"models": {"max_attempts": 3}}` (TOML's dotted keys and sub-tables) as `{"models.max_attempts": 3}`."""
-    out: dict[str, Any] = {}
-    for key, value in table.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(_flatten(value, name + "."))
-        else:
-            out[name] = value
-    return out
-
-
-def _options_table(file: ConfigFile) -> dict[str, Any]:
-    opts = file.doc.get("options", {})
-    if not isinstance(opts, dict):
-        raise ConfigError(f"{file.source}: [options] must be a table")
-    return _flatten(opts)
-
-
-def _key_line(text: str, key: str) -> int | None:
-    """The line that sets option `key`, written bare, quoted or as the last part of a dotted key."""
-    for form in (key, f'"{key}"', f"'{key}'", key.rsplit(".", 1)[-1]):
-        line = line_of(text, form)
-        if line:
-            return line
-    return None
-
-
-def load_options(files: list[ConfigFile], flags: Mapping[str, Any], env: Mapping[str, str]) -> Options:
-    """The run's options: flags, then each capdoctor.toml's `[options]` (project first), then env, then defaults.
-
-    Every value is checked once, here; a bad one raises `OptionError` naming it and its file and line.
-    """
-    layers = [flag_layer(flags)]
-    for file in files:
-        table = _options_table(file)
-        layer = file_layer(table, file.source)
-        for key, given in layer.items():
-            line = _key_line(file.text, key)
-            layer[key] = Given(given.value, f"{file.source}:{line}" if line else file.source)
-        layers.append(layer)
-    return resolve(layers, env=env)
-
-
-def config_warnings(files: list[ConfigFile]) -> list[str]:
-    """One line per key or table of capdoctor.toml that nothing reads (`[optoins]`), with the closest name."""
-    out: list[str] = []
-    for file in files:
-        doc = dict(file.doc)
-        if isinstance(doc.get("options"), dict):
-            doc["options"] = _flatten(doc["options"])
-        out += [f"{file.source}: {problem}" for problem in unknown_keys(doc, TARGET_KEYS)]
-    return out
 
 
 def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]:
