@@ -157,17 +157,22 @@ def _compile(source: str, flags: int, gate: bool = False) -> re.Pattern[str]:
             from capdoctor.classifier.gates import of_parsed
 
             _made_gates[(source, flags)] = of_parsed(parsed)
-        code = [int(op) for op in compiler._code(parsed, flags)]
-        groupindex = dict(parsed.state.groupdict)
-        indexgroup: list[str | None] = [None] * parsed.state.groups
-        for name, index in groupindex.items():
-            indexgroup[index] = name
-        prog: _Program = (flags | parsed.state.flags, code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
+        prog = _program(compiler, parsed, flags)
         rx: re.Pattern[str] = sre.compile(source, *prog)
     except Exception:  # internals that differ from what this module knows: the public way
         return re.compile(source, flags)
     _made[(source, flags)] = prog
     return rx
+
+
+def _program(compiler: Any, parsed: Any, flags: int) -> _Program:
+    """The program `_sre.compile` takes after the pattern, for a parse (`re._compiler.compile`'s steps)."""
+    code = [int(op) for op in compiler._code(parsed, flags)]
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    return (flags | parsed.state.flags, code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
 
 
 def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
@@ -214,13 +219,7 @@ def widened(source: str, flags: int, widen: Callable[[Any], Any]) -> re.Pattern[
                 _asked.add(key)
             return rx
     try:
-        parsed = widen(parser.parse(source, flags))
-        code = [int(op) for op in compiler._code(parsed, flags)]
-        groupindex = dict(parsed.state.groupdict)
-        indexgroup: list[str | None] = [None] * parsed.state.groups
-        for name, index in groupindex.items():
-            indexgroup[index] = name
-        prog = (flags | parsed.state.flags, code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
+        prog = _program(compiler, widen(parser.parse(source, flags)), flags)
         rx = sre.compile(source, *prog)
     except Exception:  # `widen` refused, or internals that differ from what this module knows: none to keep
         return None
