@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from capdoctor.classifier.digits import cannot_match, cover, reads_digits
+from capdoctor.classifier.digits import ZEROS, cannot_match, cover, reads_digits
 from capdoctor.classifier.structure import ASCII_BOUNDARY, ascii_words
 from capdoctor.classifier.tables import Layer
 from capdoctor.signatures import engine as classifier
@@ -178,8 +178,6 @@ def test_reread_reads_what_a_status_means_where_addresses_decide_it() -> None:
         assert eng.reread(other_port, eng.literal_ids(other_port), reading)[0] is True
 
 
-SHAPE = str.maketrans("0123456789", "0000000000")
-
 COVERED = [
     (r"error 42\b", "an error 42 here"),
     (r"HTTP [45]\d\d", "HTTP 503 x"),
@@ -227,7 +225,7 @@ def test_covers_match_wherever_their_patterns_do(pattern: str, example: str) -> 
     matched = missed = 0
     for text in _mutations(example, random.Random(pattern)):
         found = rx.search(text)
-        assert found is None or made.search(text.translate(SHAPE)) is not None, (pattern, text)
+        assert found is None or made.search(text.translate(ZEROS)) is not None, (pattern, text)
         matched += found is not None
         missed += found is None
     assert matched > 20 and missed > 20, (matched, missed)
@@ -267,7 +265,7 @@ def test_every_engine_pattern_that_reads_digits_has_a_sound_cover() -> None:
             _other_digits(text, rng, 0.0),
             re.sub("[0-9]{3}", lambda _: rng.choice(("429", "503", "401")), text),
         ):
-            shape = copy.translate(SHAPE)
+            shape = copy.translate(ZEROS)
             for rx, made in covers:
                 assert made is not None
                 if made.search(shape) is None:

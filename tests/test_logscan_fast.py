@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from capdoctor.classifier.digits import ZEROS
 from capdoctor.classifier.structure import error_status
 from capdoctor.classifier.structure import extract_error as fields_of
 from capdoctor.logscan import scanner
@@ -754,9 +755,6 @@ def test_records_differing_in_digits_are_judged_like_the_first() -> None:
     assert alike > len(texts) and same_object > alike // 2, (len(texts), alike, same_object)
 
 
-_SHAPE = str.maketrans("0123456789", "0000000000")
-
-
 def test_settled_shapes_judge_every_record_of_the_shape_alike() -> None:
     """Where `settles` says a record's shape is settled for its facts, every copy of the record with other digits
     (statuses and model versions planted among them) in which the prefilter finds the same literals is judged
@@ -773,7 +771,7 @@ def test_settled_shapes_judge_every_record_of_the_shape_alike() -> None:
         facts = judge(text, ids)
         if facts.reading is None:
             continue
-        shape = text.translate(_SHAPE)
+        shape = text.translate(ZEROS)
         same_literals = eng.literals_settle(shape)
         free += same_literals
         if not scanner.settles(facts, shape):
@@ -817,4 +815,4 @@ def test_a_status_among_the_digits_keeps_a_shape_unsettled() -> None:
     ):
         facts = judge(text, _hs_ids(text))
         assert facts.matches and facts.reading is not None, text
-        assert scanner.settles(facts, text.translate(_SHAPE)) is want, text
+        assert scanner.settles(facts, text.translate(ZEROS)) is want, text

@@ -182,16 +182,22 @@ def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
     key = (source, flags)
     if _asked is not None:
         _asked.add(key)
+    rx = _stored(key, source)
+    return rx if rx is not None else _compile(source, flags)
+
+
+def _stored(key: tuple[str, int], source: str) -> re.Pattern[str] | None:
+    """The pattern made from the stored program under `key`, or None (none stored, or one this `_sre` rejects:
+    the caller compiles it again)."""
     prog = _load().get(key)
-    if prog is not None:
-        internals = _internals()
-        if internals is not None:
-            try:
-                rx: re.Pattern[str] = internals[2].compile(source, *prog)
-                return rx
-            except Exception:  # a program this `_sre` rejects: compile it again
-                pass
-    return _compile(source, flags)
+    internals = _internals()
+    if prog is None or internals is None:
+        return None
+    try:
+        rx: re.Pattern[str] = internals[2].compile(source, *prog)
+    except Exception:
+        return None
+    return rx
 
 
 WIDENED = "\x00widened\x00"
@@ -207,24 +213,16 @@ def widened(source: str, flags: int, widen: Callable[[Any], Any]) -> re.Pattern[
     internals = _internals()
     if internals is None:
         return None
-    parser, compiler, sre = internals
-    prog = _load().get(key)
-    if prog is not None:
+    rx = _stored(key, source)
+    if rx is None:
+        parser, compiler, sre = internals
         try:
-            rx: re.Pattern[str] = sre.compile(source, *prog)
-        except Exception:  # a program this `_sre` rejects: made again
-            pass
-        else:
-            if _asked is not None:
-                _asked.add(key)
-            return rx
-    try:
-        prog = _program(compiler, widen(parser.parse(source, flags)), flags)
-        rx = sre.compile(source, *prog)
-    except Exception:  # `widen` refused, or internals that differ from what this module knows: none to keep
-        return None
-    _made[key] = prog
-    if _asked is not None:
+            prog = _program(compiler, widen(parser.parse(source, flags)), flags)
+            rx = sre.compile(source, *prog)
+        except Exception:  # `widen` refused, or internals that differ from what this module knows: none to keep
+            return None
+        _made[key] = prog
+    if _asked is not None:  # (only a pattern widened: one refused is asked again in every process, cheaply)
         _asked.add(key)
     return rx
 

@@ -26,6 +26,9 @@ from capdoctor.classifier import compiled
 from capdoctor.classifier.compiled import parser
 
 _DIGITS = range(0x30, 0x3A)
+ZEROS = str.maketrans("0123456789", "0000000000")
+"""`text.translate(ZEROS)`: the text's shape, every ASCII digit read as `0` (texts of one shape differ only in
+their digits' values)."""
 _NESTED = frozenset(("SUBPATTERN", "ATOMIC_GROUP", "ASSERT", "ASSERT_NOT"))
 _REPEATS = frozenset(("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"))
 _BLIND = frozenset(("ANY", "AT", "CATEGORY"))
@@ -234,4 +237,4 @@ def cannot_match(rx: re.Pattern[str], shape: str) -> bool:
     return made is not None and made.search(shape) is None
 
 
-__all__ = ["cannot_match", "cover", "may_read", "reads_digits"]
+__all__ = ["ZEROS", "cannot_match", "cover", "may_read", "reads_digits"]

@@ -33,7 +33,7 @@ from functools import cached_property, lru_cache
 
 from capdoctor.classifier import compiled
 from capdoctor.classifier.compiled import Gate
-from capdoctor.classifier.digits import cannot_match, cover, may_read, reads_digits
+from capdoctor.classifier.digits import ZEROS, cannot_match, cover, may_read, reads_digits
 from capdoctor.classifier.gates import Alternation, admits, folded
 from capdoctor.classifier.structure import MAX_READ, StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
@@ -384,6 +384,7 @@ class Engine:
         made: list[re.Pattern[str] | None] = []
         for i in range(len(self._text_rows)):
             c = self._row(i)
+            self._digit_parts(i)
             made += [c.token_re, *c.also_re]
             made += [rx for alt in (c.phrase, c.unless) if alt is not None for _, rx in alt.parts]
         made += [self._name_re(i) for i in range(len(self._names))]
@@ -393,14 +394,11 @@ class Engine:
             if rx is not None and may_read(rx.pattern):
                 reads_digits(rx.pattern, rx.flags)
                 cover(rx.pattern, rx.flags)
-        for i in range(len(self._text_rows)):
-            self._digit_parts(i)
-        for rule in self.tables.rules:
-            for status in rule.statuses:
-                self._rule_reads_digits(status)
         self._digit_literals  # noqa: B018 - a cached property: compiled here
         self._is_local("", "")
         for rule in self.tables.rules:
+            for status in rule.statuses:
+                self._rule_reads_digits(status)
             for outcome in rule.outcomes:
                 if outcome.text is not None:
                     self._holds(outcome.text, "", "")
@@ -574,8 +572,7 @@ class Engine:
     def _digit_literals(self) -> re.Pattern[str] | None:
         """Every literal that holds an ASCII digit, each digit read as `0`, as one pattern (`literals_settle`; kept
         in the build cache by `compile_all`)."""
-        zero = str.maketrans("0123456789", "0000000000")
-        shapes = sorted({lit.translate(zero) for lit in self._literals if lit.translate(zero) != lit})
+        shapes = sorted({lit.translate(ZEROS) for lit in self._literals if lit.translate(ZEROS) != lit})
         return compiled.pattern(trie_pattern(shapes)) if shapes else None
 
     def _units_of(self, ids: Collection[int]) -> tuple[set[int], set[int], set[int]]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from capdoctor.classifier import compiled
+from capdoctor.classifier.digits import cannot_match
 from capdoctor.classifier.gates import folded
 from capdoctor.classifier.tables import Spelling
 
@@ -244,8 +245,6 @@ def status_unread(shape: str) -> bool:
     """Whether `error_status` finds nothing in any text of `shape` (a text with each ASCII digit read as `0`):
     it holds no brace (no JSON value or dict to decode, whose numbers are read) and neither field pattern can
     match any such text (`digits.cannot_match`)."""
-    from capdoctor.classifier.digits import cannot_match
-
     shape = shape[:MAX_READ]  # (what `error_status` reads: a pattern may match at the cut that cannot in the whole)
     return "{" not in shape and all(cannot_match(_FIELD_RES[key], shape) for key in ("status", "code"))
 

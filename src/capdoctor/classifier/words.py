@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from importlib import resources
 
+from capdoctor.classifier.digits import ZEROS
 from capdoctor.model import Cause
 
 CAUSES = tuple(c.value for c in Cause)
@@ -35,7 +36,6 @@ CAUSES = tuple(c.value for c in Cause)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+|[\u3040-\u30ff\u4e00-\u9fff]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _HEXISH = re.compile(r"[0-9a-f]*\d[0-9a-f]*")
-_ZEROS = str.maketrans("0123456789", "0000000000")
 SHOWN_PULL = 0.5
 """A token decides (and is shown) when it is at least e**0.5 (~1.6) times as likely under the cause as under any
 other: "the" and "error" count a little everywhere and explain nothing to a reader."""
@@ -99,7 +99,7 @@ class WordModel:
     @cached_property
     def _digit_shapes(self) -> frozenset[str]:
         """The known tokens that hold a digit (`gpt4`, `v100`), each digit read as `0`."""
-        return frozenset(t.translate(_ZEROS) for t in self._logp if not t.isalpha())
+        return frozenset(t.translate(ZEROS) for t in self._logp if not t.isalpha())
 
     def blind_to_digits(self, text: str) -> bool:
         """Whether `judge` says the same of every text that differs from `text` only in the values of its ASCII
@@ -107,7 +107,7 @@ class WordModel:
         alike wherever a digit stands, and unknown tokens count for nothing, so such texts have the same known
         tokens (a timestamp's `T13` gives `t13`, which no excerpt had)."""
         shapes = self._digit_shapes
-        return not any(t.translate(_ZEROS) in shapes for t in tokens(text) if not t.isalpha())
+        return not any(t.translate(ZEROS) in shapes for t in tokens(text) if not t.isalpha())
 
     def scores(self, text: str) -> tuple[list[float], list[str]]:
         """The log score of each cause (CAUSES order) and the known tokens of `text`."""

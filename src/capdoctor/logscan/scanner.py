@@ -27,7 +27,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from capdoctor.classifier.compiled import Gate
-from capdoctor.classifier.digits import cannot_match, reads_digits
+from capdoctor.classifier.digits import ZEROS, cannot_match, reads_digits
 from capdoctor.classifier.engine import Reading
 from capdoctor.classifier.gates import admits, folded, required
 from capdoctor.classifier.structure import StatusHit, error_status, status_unread
@@ -610,14 +610,11 @@ def settles(template: Facts, shape: str) -> bool:
         and template.free_hint is not None
         and flat is not None
         and folded_shape is not None
-        and not any(flat[k][0].translate(_DIGIT_TEXT) in folded_shape for k in _hint_digit_words())
+        and not any(flat[k][0].translate(ZEROS) in folded_shape for k in _hint_digit_words())
         and status_unread(shape)
         and cannot_match(_MODEL_FIELD, shape)
         and cannot_match(MODEL_RE, shape)
     )
-
-
-_DIGIT_TEXT = str.maketrans("0123456789", "0000000000")
 
 
 @cache
@@ -1248,9 +1245,7 @@ class _FileScanner:
         reading = facts.reading
         if reading is None:
             return False
-        if ids is not None and line.isascii():
-            return frozenset(ids[bisect_right(ends, start) : bisect_right(ends, end)]) == reading.ids
-        text = line.decode("utf-8", "replace")
+        text = "" if ids is not None and line.isascii() else line.decode("utf-8", "replace")  # (hits need none)
         return frozenset(_literals_in(self.pf, text, line, ids, ends, start, end)) == reading.ids
 
     def _judge(self, text: str, lits: Collection[int], key: bytes | None, refused: Facts | None = None) -> Facts:
