@@ -4,6 +4,7 @@ unusable cache only means compiling again. Every test points `CAPDOCTOR_CACHE_DI
 
 from __future__ import annotations
 
+import dataclasses
 import marshal
 import re
 from collections.abc import Iterator
@@ -86,7 +87,7 @@ def test_a_damaged_program_is_compiled_again(cache_dir: Path) -> None:
     compiled as `re.compile` would, and matches."""
     source, flags = r"rate[ _]limit(?P<n>\d+)", re.IGNORECASE
     bad = {(source, int(flags)): (int(flags), [999999, 1, 2], 0, {"n": 1}, (None, "n"))}
-    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps((bad, {}, {})))
+    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps((bad, {}, {}, b"")))
     rx = compiled.pattern(source, flags)
     assert _same(rx, re.compile(source, flags))
     m = rx.search("RATE_LIMIT42")
@@ -115,6 +116,34 @@ def test_warm_stores_only_when_something_was_new(cache_dir: Path) -> None:
         compiled.pattern("(unclosed")
 
 
+def test_complete_only_for_the_inputs_the_stored_build_was_made_from(cache_dir: Path) -> None:
+    """`complete(inputs)` is true in a fresh process exactly when the stored programs are those of a `warm` given
+    the same inputs; a `warm` with other inputs stores again, even when every pattern it asks for is stored. An
+    `Engine` counts as prepared only for the packaged tables, once a `prepare` stored their programs."""
+    path = cache_dir / f"{compiled.CACHE_NAME}.bin"
+
+    def build() -> None:
+        compiled.pattern("alpha|beta")
+
+    compiled.warm(build, b"one")
+    compiled._reset()
+    assert compiled.complete(b"one") and not compiled.complete(b"two") and not compiled.complete(b"")
+    before = path.read_bytes()
+    compiled.warm(build, b"one")
+    assert path.read_bytes() == before  # nothing new: left alone
+    compiled.warm(build, b"two")
+    compiled._reset()
+    assert compiled.complete(b"two") and not compiled.complete(b"one")
+    compiled._reset()
+    engine = Engine(tables())
+    assert not engine.prepared()
+    engine.prepare()
+    compiled._reset()
+    assert Engine(tables()).prepared()
+    other = Engine(dataclasses.replace(tables()))  # the same rows, but not the packaged tables object
+    assert not other.prepared()
+
+
 def test_cache_off_compiles_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the cache off nothing is stored or read, `warm` compiles nothing up front (the patterns used compile
     when used), and patterns are still `re.compile`'s."""
@@ -122,8 +151,8 @@ def test_cache_off_compiles_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled._reset()
     built: list[bool] = []
     try:
-        compiled.warm(lambda: built.append(True))
-        assert built == [] and compiled._load() == {}
+        compiled.warm(lambda: built.append(True), b"inputs")
+        assert built == [] and compiled._load() == {} and not compiled.complete(b"inputs")
         assert _same(compiled.pattern("overload(?:ed)?"), re.compile("overload(?:ed)?"))
     finally:
         compiled._reset()
@@ -161,7 +190,9 @@ def test_digit_readings_and_covers_kept_with_the_programs(cache_dir: Path, monke
     payload = marshal.loads(buildcache.load(compiled.CACHE_NAME, compiled._key()) or b"")
     bad = dict(payload[2])
     bad[next(iter(bad))] = "yes"
-    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps((payload[0], payload[1], bad)))
+    assert buildcache.store(
+        compiled.CACHE_NAME, compiled._key(), marshal.dumps((payload[0], payload[1], bad, payload[3]))
+    )
     assert compiled._load() == {}
     digits.reads_digits.cache_clear()
     digits.cover.cache_clear()

@@ -326,6 +326,52 @@ def test_parallel_workers_forked_or_spawned_agree(tmp_path: Path, method: str, m
     assert sorted(e.line for e in parallel.events) == sorted(e.line for e in serial.events)
 
 
+@pytest.mark.parametrize("stored", [True, False])
+def test_forked_workers_compile_the_rows_they_need_when_the_cache_holds_them(
+    tmp_path: Path, stored: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a build cache that a `prepare` of these tables filled (`Engine.prepared`), the parent only loads the
+    stored programs before forking and compiles no row: each worker makes the rows its lines need. With a cache
+    that holds none, the parent compiles every row once before forking and stores them, so the next run finds them.
+    Either way the workers count exactly what one process counts."""
+    import multiprocessing
+
+    from capdoctor import buildcache
+    from capdoctor.classifier import compiled
+    from capdoctor.classifier.engine import Engine
+    from capdoctor.classifier.tables import tables
+    from capdoctor.logscan import sources
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork start method here")
+    monkeypatch.setenv(buildcache.ENV_VAR, str(tmp_path / "cache"))
+    compiled._reset()
+    try:
+        if stored:
+            Engine(tables()).prepare()
+            compiled._reset()  # a fresh process's view: the programs are on disk only
+        parent = Engine(tables())
+        assert parent.prepared() is stored
+        data, planted = _dense_log(3000, 7, False)
+        path = tmp_path / "dense.log"
+        path.write_bytes(data)
+        srcs, _ = sources.expand([str(path)])
+        monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 1)
+        monkeypatch.setattr(scanner, "classifier", lambda: parent)
+        monkeypatch.setattr(scanner, "_pool_context", lambda: multiprocessing.get_context("fork"))
+        parallel = scanner.scan(srcs, ScanOptions(now=NOW, workers=2, chunk_bytes=8192))
+        made = [c is not None for c in parent._compiled]
+        assert not any(made) if stored else all(made)
+        compiled._reset()
+        assert Engine(tables()).prepared()  # stored before, or by this scan's parent
+        monkeypatch.setattr(scanner, "classifier", classifier)
+        serial = scanner.scan(srcs, ScanOptions(now=NOW, workers=1))
+        assert len(parallel.events) == len(serial.events) == planted
+        assert _counts(parallel) == _counts(serial)
+    finally:
+        compiled._reset()
+
+
 @pytest.mark.parametrize("workers", [1, 2, 3, 8])
 @pytest.mark.parametrize("size", [0, 1, 2, 7, 64 << 20, 67 << 20, 268_551_795, 1 << 30, 10 << 30])
 def test_pieces_cover_the_file_in_order(size: int, workers: int) -> None:

@@ -5,8 +5,9 @@ patterns (the rows, the status spellings and names, the context patterns, the li
 ~0.35 s for all of them, paid again by every process that uses them (each worker of a parallel log scan, every
 `explain`). So the program Python's regex compiler makes of each pattern (`re._compiler._code`: a list of
 ints) is kept in the build cache (`capdoctor.buildcache`), and a pattern found there is made by `_sre.compile`
-alone, in microseconds. `warm(build)` runs `build` (which compiles every pattern the engine has) and stores
-the programs it compiled when any was new, so the file holds exactly the current tables' patterns.
+alone, in microseconds. `warm(build, inputs)` runs `build` (which compiles every pattern the engine has) and stores
+the programs it compiled when any was new, so the file holds exactly the current tables' patterns, with a digest
+of what they were made from: `complete(inputs)` then says, without building, that every one is there.
 `widened(source, flags, widen)` does the same for a pattern made from a changed parse (`digits.cover`).
 
 The stored programs are keyed by Python's exact version and the regex engine's constants (a program is only
@@ -52,6 +53,8 @@ _reads: dict[tuple[str, int], bool] = {}
 """Whether each pattern reads the values of digits (`digits.reads_digits`), loaded with the programs."""
 _made_reads: dict[tuple[str, int], bool] = {}
 _asked_reads: set[tuple[str, int]] | None = None
+_built_from: bytes = b""
+"""What the build whose programs are stored was made from (`warm`'s `inputs`), loaded with them: b"" when unknown."""
 
 
 @cache
@@ -119,9 +122,9 @@ def _valid_gate(key: Any, gate: Any) -> bool:
 
 
 def _load() -> dict[tuple[str, int], _Program]:
-    """The stored programs ({} when the cache is off, empty, stale or damaged), and the stored gates and digit
-    readings into `_gates` and `_reads`; read once per process."""
-    global _programs
+    """The stored programs ({} when the cache is off, empty, stale or damaged), and the stored gates, digit
+    readings and build inputs into `_gates`, `_reads` and `_built_from`; read once per process."""
+    global _programs, _built_from
     if _programs is None:
         _programs = {}
         payload = buildcache.load(CACHE_NAME, _key()) if _internals() is not None else None
@@ -132,8 +135,9 @@ def _load() -> dict[tuple[str, int], _Program]:
                 data = None
             if (
                 isinstance(data, tuple)
-                and len(data) == 3
-                and all(isinstance(part, dict) for part in data)
+                and len(data) == 4
+                and all(isinstance(part, dict) for part in data[:3])
+                and isinstance(data[3], bytes)
                 and all(_valid(k, v) for k, v in data[0].items())
                 and all(_valid_gate(k, v) for k, v in data[1].items())
                 and all(_valid_key(k) and isinstance(v, bool) for k, v in data[2].items())
@@ -141,6 +145,7 @@ def _load() -> dict[tuple[str, int], _Program]:
                 _programs = data[0]
                 _gates.update(data[1])
                 _reads.update(data[2])
+                _built_from = data[3]
     return _programs
 
 
@@ -264,11 +269,12 @@ def reads(source: str, flags: int, read: Callable[[], bool]) -> bool:
     return known
 
 
-def warm(build: Callable[[], object]) -> None:
+def warm(build: Callable[[], object], inputs: bytes = b"") -> None:
     """Run `build`, which compiles patterns through `pattern`, then store the programs of exactly the patterns
-    it asked for when any of them was not stored yet (the first run after an install or a table change). With
-    the cache off, nothing: compiling every pattern up front then costs more than compiling those used."""
-    global _asked, _asked_gates, _asked_reads
+    it asked for when any of them was not stored yet, or the stored ones were not built from `inputs` (what
+    `build` makes its patterns of: the first run after an install or a table change). With the cache off,
+    nothing: compiling every pattern up front then costs more than compiling those used."""
+    global _asked, _asked_gates, _asked_reads, _built_from
     if buildcache.directory() is None or _internals() is None:
         return
     _asked, _asked_gates, _asked_reads = set(), set(), set()
@@ -279,7 +285,8 @@ def warm(build: Callable[[], object]) -> None:
         _asked = _asked_gates = _asked_reads = None
     stored = _load()
     if (
-        all(key in stored for key in asked)
+        _built_from == inputs
+        and all(key in stored for key in asked)
         and all(key in _gates for key in asked_gates)
         and all(key in _reads for key in asked_reads)
     ):
@@ -288,19 +295,29 @@ def warm(build: Callable[[], object]) -> None:
     gates = {key: gate for key in asked_gates if (gate := _made_gates.get(key) or _gates.get(key)) is not None}
     read = {key: known for key in asked_reads if (known := _made_reads.get(key, _reads.get(key))) is not None}
     try:
-        payload = marshal.dumps((out, gates, read))
+        payload = marshal.dumps((out, gates, read, inputs))
     except ValueError:  # not plain data after all: nothing stored
         return
     if buildcache.store(CACHE_NAME, _key(), payload):
         stored.update(out)
         _gates.update(gates)
         _reads.update(read)
+        _built_from = inputs
+
+
+def complete(inputs: bytes) -> bool:
+    """Whether the stored programs are those of a `warm` whose build was made from `inputs` (then they hold every
+    pattern that build asks for, with its gate and digit reading); loads them now (once per process). False for
+    empty `inputs`, and with the cache off."""
+    _load()
+    return bool(inputs) and _built_from == inputs
 
 
 def _reset() -> None:
     """Forget what this process loaded and compiled (tests: a fresh process's view of the cache)."""
-    global _programs
+    global _programs, _built_from
     _programs = None
+    _built_from = b""
     _made.clear()
     _gates.clear()
     _made_gates.clear()
@@ -308,4 +325,4 @@ def _reset() -> None:
     _made_reads.clear()
 
 
-__all__ = ["WIDENED", "gated", "pattern", "reads", "warm", "widened"]
+__all__ = ["WIDENED", "complete", "gated", "pattern", "reads", "warm", "widened"]

@@ -1614,8 +1614,8 @@ def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> li
         if ctx.get_start_method() == "fork":
             for engine in {job[3].engine for job in jobs}:
                 prefilter_for(engine)  # built once here, inherited by every worker
-            classifier().prepare()  # every row compiled once here (from the build cache), not in each worker
-            provider_hints()
+            if not classifier().prepared():  # (the first run on these tables, or the cache off)
+                classifier().prepare()  # every row compiled once here (and stored), not in each worker
             if not gc.get_freeze_count():  # (a caller that froze objects itself keeps them so)
                 gc.freeze()  # what exists now is shared with the workers and stays so: no collection touches it there
                 frozen = True
