@@ -326,14 +326,16 @@ def test_parallel_workers_forked_or_spawned_agree(tmp_path: Path, method: str, m
     assert sorted(e.line for e in parallel.events) == sorted(e.line for e in serial.events)
 
 
+@pytest.mark.parametrize("method", ["fork", "spawn"])
 @pytest.mark.parametrize("stored", [True, False])
-def test_forked_workers_compile_the_rows_they_need_when_the_cache_holds_them(
-    tmp_path: Path, stored: bool, monkeypatch: pytest.MonkeyPatch
+def test_workers_compile_the_rows_they_need_when_the_cache_holds_them(
+    tmp_path: Path, stored: bool, method: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With a build cache that a `prepare` of these tables filled (`Engine.prepared`), the parent only loads the
-    stored programs before forking and compiles no row: each worker makes the rows its lines need. With a cache
-    that holds none, the parent compiles every row once before forking and stores them, so the next run finds them.
-    Either way the workers count exactly what one process counts."""
+    """With a build cache that a `prepare` of these tables filled (`Engine.prepared`), the parent compiles no row
+    before starting its workers (a forked one inherits the loaded programs, a spawned one reads them): each worker
+    makes the rows its lines need. With a cache that holds none, the parent compiles every row once first and
+    stores them, so the next run (and a spawned worker) finds them. Either way the workers count exactly what one
+    process counts."""
     import multiprocessing
 
     from capdoctor import buildcache
@@ -342,8 +344,8 @@ def test_forked_workers_compile_the_rows_they_need_when_the_cache_holds_them(
     from capdoctor.classifier.tables import tables
     from capdoctor.logscan import sources
 
-    if "fork" not in multiprocessing.get_all_start_methods():
-        pytest.skip("no fork start method here")
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {method} start method here")
     monkeypatch.setenv(buildcache.ENV_VAR, str(tmp_path / "cache"))
     compiled._reset()
     try:
@@ -358,7 +360,7 @@ def test_forked_workers_compile_the_rows_they_need_when_the_cache_holds_them(
         srcs, _ = sources.expand([str(path)])
         monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 1)
         monkeypatch.setattr(scanner, "classifier", lambda: parent)
-        monkeypatch.setattr(scanner, "_pool_context", lambda: multiprocessing.get_context("fork"))
+        monkeypatch.setattr(scanner, "_pool_context", lambda: multiprocessing.get_context(method))
         parallel = scanner.scan(srcs, ScanOptions(now=NOW, workers=2, chunk_bytes=8192))
         made = [c is not None for c in parent._compiled]
         assert not any(made) if stored else all(made)

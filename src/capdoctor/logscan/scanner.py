@@ -1611,11 +1611,12 @@ def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> li
     try:
         ctx = _pool_context()
         frozen = False
+        if not classifier().prepared():  # (the first run on these tables, or the cache off)
+            classifier().prepare()  # every row compiled once here and stored: forked workers inherit them, spawned
+            # ones read them (else each worker makes the rows its lines need, from the stored programs)
         if ctx.get_start_method() == "fork":
             for engine in {job[3].engine for job in jobs}:
                 prefilter_for(engine)  # built once here, inherited by every worker
-            if not classifier().prepared():  # (the first run on these tables, or the cache off)
-                classifier().prepare()  # every row compiled once here (and stored), not in each worker
             if not gc.get_freeze_count():  # (a caller that froze objects itself keeps them so)
                 gc.freeze()  # what exists now is shared with the workers and stays so: no collection touches it there
                 frozen = True
