@@ -1611,9 +1611,8 @@ def _run_pool(jobs: list[tuple[str, int, int, ScanOptions]], workers: int) -> li
     try:
         ctx = _pool_context()
         frozen = False
-        if not classifier().prepared():  # (the first run on these tables, or the cache off)
-            classifier().prepare()  # every row compiled once here and stored: forked workers inherit them, spawned
-            # ones read them (else each worker makes the rows its lines need, from the stored programs)
+        if not classifier().prepared():  # the first run on these tables (or the cache off): every row compiled
+            classifier().prepare()  # here once and stored; forked workers inherit them, spawned ones read them
         if ctx.get_start_method() == "fork":
             for engine in {job[3].engine for job in jobs}:
                 prefilter_for(engine)  # built once here, inherited by every worker
