@@ -45,6 +45,7 @@ from capdoctor.classifier.tables import (
     Signature,
     StatusRule,
     Tables,
+    package_parts,
     tables,
 )
 from capdoctor.model import Cause
@@ -419,8 +420,7 @@ class Engine:
         workers only loads the programs, which they share, and each worker makes from them the patterns its lines
         need, as it needs them: a log whose candidates are a few kinds of line needs a few rows, and the parent
         starts the workers ~40 ms sooner."""
-        inputs = self._inputs()
-        return bool(inputs) and compiled.complete(inputs)
+        return compiled.complete(self._inputs())
 
     def _inputs(self) -> bytes:
         """`build_inputs()` for the packaged tables; b"" (unknown) for any other."""
@@ -910,16 +910,12 @@ def build_inputs() -> bytes:
     """A digest of what the packaged tables' patterns are made of (`Engine.prepared`): every file of this package
     (the tables, the words, the code that turns them into patterns) and `capdoctor.model`'s source; b"" when one
     cannot be read (then no cache counts as complete)."""
-    from importlib import resources
     from pathlib import Path
 
     from capdoctor import buildcache, model
 
     try:
-        folder = resources.files("capdoctor.classifier")
-        files = sorted((f for f in folder.iterdir() if f.is_file()), key=lambda f: f.name)
-        parts = [part for f in files for part in (f.name.encode("utf-8"), f.read_bytes())]
-        parts.append(Path(model.__file__).read_bytes())
+        parts = [*package_parts(lambda _name: True), Path(model.__file__).read_bytes()]
     except (OSError, TypeError):
         return b""
     return buildcache.key(b"engine inputs", *parts)

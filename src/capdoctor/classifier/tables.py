@@ -16,7 +16,7 @@ import itertools
 import pickle
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
@@ -439,13 +439,20 @@ def _cache_key() -> bytes | None:
     from capdoctor import __version__, model
 
     try:
-        folder = resources.files("capdoctor.classifier")
-        files = sorted((f for f in folder.iterdir() if f.name.endswith(".toml")), key=lambda f: f.name)
-        parts = [part for f in files for part in (f.name.encode("utf-8"), f.read_bytes())]
+        parts = package_parts(lambda name: name.endswith(".toml"))
         code = [Path(__file__).read_bytes(), Path(model.__file__).read_bytes()]
     except (OSError, TypeError):
         return None
     return buildcache.key(b"tables", __version__.encode(), sys.version.encode(), *code, *parts)
+
+
+def package_parts(keep: Callable[[str], bool]) -> list[bytes]:
+    """Each file of this package whose name `keep` accepts, as its name and its bytes, in name order: what a
+    build-cache key of something made from them hashes (`_cache_key`, `engine.build_inputs`). Raises `OSError`
+    (or `TypeError`, from an unusual package loader) when one cannot be read."""
+    folder = resources.files("capdoctor.classifier")
+    files = sorted((f for f in folder.iterdir() if f.is_file() and keep(f.name)), key=lambda f: f.name)
+    return [part for f in files for part in (f.name.encode("utf-8"), f.read_bytes())]
 
 
 class _TablesUnpickler(pickle.Unpickler):
