@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from capdoctor.classifier.digits import ZEROS, cannot_match, cover, reads_digits
+from capdoctor.classifier.digits import ZEROS, cannot_match, cover, reach, reads_digits
 from capdoctor.classifier.structure import ASCII_BOUNDARY, ascii_words
 from capdoctor.classifier.tables import Layer
 from capdoctor.signatures import engine as classifier
@@ -273,3 +273,91 @@ def test_every_engine_pattern_that_reads_digits_has_a_sound_cover() -> None:
                     assert rx.search(copy) is None, (rx.pattern, copy)
                 checked += 1
     assert out_of_reach > checked // 2, (out_of_reach, checked)
+
+
+def _engine_digit_patterns() -> list[re.Pattern[str]]:
+    """Every pattern of the tables that reads digits: rows, status names and spellings."""
+    eng = classifier()
+    eng.compile_all()
+    patterns: set[re.Pattern[str]] = set()
+    for i in range(len(eng._text_rows)):
+        c = eng._row(i)
+        patterns.update(rx for alt in (c.phrase, c.unless) if alt is not None for _, rx in alt.parts)
+        patterns.update(rx for rx in (c.token_re, *c.also_re) if rx is not None)
+    patterns.update(rx for i in range(len(eng._names)) if (rx := eng._name_re(i)) is not None)
+    patterns.update(eng.reader.pattern(i) for i in range(len(eng.reader.spellings)))
+    return sorted((rx for rx in patterns if reads_digits(rx.pattern, rx.flags)), key=lambda rx: rx.pattern)
+
+
+def _found(rx: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], tuple[str | None, ...]]]:
+    return [(m.span(), m.groups()) for m in rx.finditer(text)]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "shape", "want"),
+    [
+        (r"(?<=a)b\b(?=cd)x{2,5}", None, (6, 1)),  # a lookbehind reads before, a lookahead and `\b` after
+        (r"abc", None, (3, 0)),
+        (r"a\d+", None, (None, 0)),  # an unbounded repeat
+        (r"a\d+", "a0000 b 00", (5, 0)),  # ... of one character: at most its longest run in the shape
+        (r"x\s*[:=]\s*y", "x  :   y", (9, 0)),
+        (r"[45]+", "x 000 y", (3, 0)),  # (widened: a digit where it takes one takes any)
+        (r"(?P<q>[\"'])? ?(?:(?P=q))?", None, (3, 0)),  # a backreference: at most its group's width
+        (r"(?:ab)+", "abab", (None, 0)),  # an unbounded repeat of more than one character: no bound
+        (r"(?i:[a-z])+", "ABC", (None, 0)),
+    ],
+)
+def test_reach(pattern: str, shape: str | None, want: tuple[int | None, int | None]) -> None:
+    """How far a match may read from where it starts (`reach`): what it consumes, its lookarounds and `\\b`."""
+    assert reach(pattern, 0, shape) == want
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "span", "want"),
+    [
+        (r"HTTP [45]\d\d", "HTTP 502 bad gateway [seq 1234]", (26, 30), True),  # read elsewhere
+        (r"HTTP [45]\d\d", "HTTP 502 bad gateway [seq 1234]", (5, 8), False),  # the status itself
+        (r"(?<=seq )\d+", "HTTP 502 bad gateway [seq 1234]", (26, 30), False),
+        (r"gateway(?= \[seq 1)", "HTTP 502 bad gateway [seq 1234]", (26, 30), False),  # a lookahead reads it
+        (r"code\s*:\s*[45]\d\d", "code :  502 [seq 1234]", (17, 21), True),
+        (r"code.*[45]\d\d", "code 502 [seq 1234]", (14, 18), False),  # `.*` may run on into the span
+        (r"11434", "error decoding body [seq 11435]", (25, 30), False),  # the sequence may be Ollama's port
+    ],
+)
+def test_cannot_match_in_a_span(pattern: str, text: str, span: tuple[int, int], want: bool) -> None:
+    """`cannot_match` with a span: whether no match of the pattern in any text of the shape reads a character of
+    the span (then the pattern finds the same in every text of the shape differing only there)."""
+    rx = re.compile(pattern, FLAGS)
+    assert text[span[0] : span[1]].isdigit()
+    assert cannot_match(rx, text.translate(ZEROS), span) is want
+
+
+def test_patterns_find_the_same_where_only_a_span_they_cannot_reach_differs() -> None:
+    """For every pattern of the tables that reads digits, every text with a digit (each with a sequence number
+    after it) and each of its digit runs: where `cannot_match` says no match can read the run, copies of the text
+    with other digits there (statuses, ports and error codes planted among them) give the pattern the same
+    matches, spans and groups, one after another (`finditer`); and it says so of many runs where the pattern does
+    match, elsewhere in the text."""
+    rng = random.Random(29)
+    patterns = _engine_digit_patterns()
+    covers = [(rx, cover(rx.pattern, rx.flags)) for rx in patterns]
+    checked = matched_elsewhere = refused = 0
+    for body in _texts()[::4]:
+        text = f"{body} [seq {rng.randrange(10**5)}]"
+        shape = text.translate(ZEROS)
+        runs = [m.span() for m in re.finditer("[0-9]+", text)]
+        live = [rx for rx, made in covers if made is not None and made.search(shape) is not None]
+        for span in runs:
+            width = span[1] - span[0]
+            for rx in live:
+                if not cannot_match(rx, shape, span):
+                    refused += 1
+                    continue
+                want = _found(rx, text)
+                matched_elsewhere += bool(want)
+                for planted in ("429", "503", "11434", "1302", str(rng.randrange(10**width))):
+                    value = (planted * width)[:width] if len(planted) < width else planted[:width]
+                    copy = text[: span[0]] + value + text[span[1] :]
+                    assert _found(rx, copy) == want, (rx.pattern, text, copy)
+                    checked += 1
+    assert checked > 5000 and matched_elsewhere > 200 and refused > 100, (checked, matched_elsewhere, refused)

@@ -851,6 +851,128 @@ def test_settled_shapes_judge_every_record_of_the_shape_alike() -> None:
     assert not eng.literals_settle("0000-00-00 error: http 000 too many requests")  # (`http 4`: a literal)
 
 
+def test_records_differing_only_where_nothing_reads_them_are_judged_alike() -> None:
+    """Where `settles` with a span says so (a record's sequence number, its shape not settled as a whole: a
+    status, a model or an error code stands among its digits), every copy of the record with other digits there
+    (statuses, ports and error codes planted among them) in which the prefilter finds the same literals is judged
+    with the record's facts (`judge`: rows, status, model, providers, retry, request ids), and `judge_like` gives
+    the facts themselves; where `literals_settle` with the span says so, every copy holds the record's literals.
+    Many shapes that do not settle as a whole settle for their sequence number; some do not (a pattern may read
+    it: a port, a code of the same length)."""
+    rng = random.Random(31)
+    local = refused = compared = 0
+    eng = classifier()
+    for body in [*_examples(), *_corpus_texts()]:
+        text = f"2026-11-30T12:34:56.789Z ERROR {' '.join(body.split())} [seq {rng.randrange(10**5)}]"
+        if not text.isascii():
+            continue
+        ids = _hs_ids(text)
+        facts = judge(text, ids)
+        shape = text.translate(ZEROS)
+        if facts.reading is None or scanner.settles(facts, shape):
+            continue
+        seq = re.search(r"\[seq ([0-9]+)\]$", text)
+        assert seq is not None
+        span = seq.span(1)
+        if not scanner.settles(facts, shape, span, text):
+            refused += 1
+            continue
+        local += 1
+        same_literals = eng.literals_settle(shape, span)
+        width = span[1] - span[0]
+        for planted in ("429", "503", "11434", "1302", "8080", str(rng.randrange(10**width))):
+            copy = text[: span[0]] + (planted * width)[:width] + text[span[1] :]
+            copy_ids = _hs_ids(copy)
+            if same_literals:
+                assert frozenset(copy_ids) == frozenset(ids), copy
+            if frozenset(copy_ids) != facts.reading.ids:
+                continue  # (`_same_literals`: judged like the facts)
+            again = judge(copy, copy_ids)
+            assert (again.sids, again.status, again.model, again.providers, again.retry, again.request_ids) == (
+                facts.sids,
+                facts.status,
+                facts.model,
+                facts.providers,
+                facts.retry,
+                facts.request_ids,
+            ), (text, copy)
+            assert scanner.judge_like(facts, copy, copy_ids) is facts, copy
+            compared += 1
+    assert local > 100 and refused > 10 and compared > 500, (local, refused, compared)
+
+
+def test_a_span_settles_only_where_the_status_and_its_meaning_cannot_read_it() -> None:
+    """What a 5xx means depends on whether a local server is named (the local hints read addresses and ports):
+    a span where a hint could stand (a port that could be Ollama's) does not settle, a sequence number far from
+    any does. The status of a JSON error body is read the same in every record only where the span lies after
+    the body: a span inside a JSON value (its numbers are read) does not settle."""
+    eng = classifier()
+    text = "2026-11-30T12:34:56.789Z ERROR upstream returned HTTP 503 via 10.1.2.3:18080 [seq 12345]"
+    facts = judge(text, _hs_ids(text))
+    assert facts.reading is not None and facts.reading.hit is not None and facts.reading.hit[0] == 503
+    shape = text.translate(ZEROS)
+    port = re.search(r":([0-9]+) ", text)
+    assert port is not None and eng._rule_reads_digits(503)
+    assert not eng.settles(facts.reading, shape, port.span(1))
+    plain = "2026-11-30T12:34:56.789Z ERROR upstream returned HTTP 503 [seq 12345]"
+    facts = judge(plain, _hs_ids(plain))
+    assert facts.reading is not None
+    assert eng.settles(facts.reading, plain.translate(ZEROS), (len(plain) - 6, len(plain) - 1))
+    from capdoctor.classifier.structure import status_unread
+
+    for body, want in (
+        ('{"error": {"code": 429, "seq": 12345}}', False),
+        ('{"error": {"code": 429}} [seq 12345]', True),
+    ):
+        span = re.search("12345", body)
+        assert span is not None
+        assert status_unread(body.translate(ZEROS), span.span(), body) is want, body
+        if want:
+            assert error_status(body.replace("12345", "42900")) == error_status(body) == 429
+
+
+def test_memo_finds_records_differing_from_a_judged_one_where_nothing_reads_them() -> None:
+    """A shape with a status among its digits is not settled as a whole; once a record of it was judged like its
+    facts, `find` gives them for a record that differs from that one only in its sequence number (the span
+    settles), and for one whose status differs it gives them only to be judged like (`judge_like` decides)."""
+    for seq, asked in ((b"17", False), (b"10017", True)):  # (`11434` may be a five-digit sequence number)
+        memo = RecordMemo()
+        first = b"2026-11-29T10:00:00.123Z ERROR upstream returned HTTP 529: overloaded [seq " + seq + b"]"
+        facts = judge(first.decode(), _hs_ids(first.decode()))
+        assert facts.matches and facts.reading is not None
+        assert not scanner.settles(facts, first.decode().translate(ZEROS))
+        key, _ = memo.lookup(first)
+        memo.put(key, facts, first)
+        second = first.replace(b"00.123Z", b"01.456Z").replace(seq, seq[:-2] + b"42")
+        assert memo.find(second) == (None, None, facts)
+        like = scanner.judge_like(facts, second.decode(), _hs_ids(second.decode()))
+        assert like is facts
+        memo.keep_alike(second, like)
+        third = first.replace(b"29T10", b"30T11").replace(seq, seq[:-2] + b"99")
+        assert memo.find(third) == (None, facts, facts if asked else None), third
+        other = third.replace(b"HTTP 529", b"HTTP 429")
+        assert memo.find(other) == (None, None, facts)
+
+
+def test_records_with_growing_sequence_numbers_scan_as_judged_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log whose error records each carry their own sequence number (the benchmark's "every error text
+    different" log) scans as the scan that judges every record afresh does, and most of its records are found
+    by a settled shape or span rather than judged."""
+    rng = random.Random(13)
+    bodies = [b for b in _examples() if b.isascii()]
+    out = []
+    for i in range(4000):
+        ts = f"2026-11-29T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
+        out.append(f"{ts} ERROR {rng.choice(bodies[:60])} [seq {i * 7}]")
+    data = ("\n".join(out) + "\n").encode()
+    alike = _count_alike(monkeypatch)
+    fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
+    assert alike[1] > 2000, alike
+    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)
+    slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
+    _same_scans(fast, slow)
+
+
 def test_a_status_among_the_digits_keeps_a_shape_unsettled() -> None:
     """A shape where a status spelling, a model or a status field can read digits is not settled; one whose only
     digits are a timestamp and a sequence number is."""

@@ -205,6 +205,20 @@ def _stored(key: tuple[str, int], source: str) -> re.Pattern[str] | None:
     return rx
 
 
+def from_parsed(parsed: Any, flags: int) -> re.Pattern[str] | None:
+    """A pattern compiled from a parse made here (`re._parser`'s SubPattern), not kept: None when the regex
+    internals are not the ones this module knows or the compiler refuses it."""
+    internals = _internals()
+    if internals is None:
+        return None
+    _, compiler, sre = internals
+    try:
+        rx: re.Pattern[str] = sre.compile("", *_program(compiler, parsed, int(flags)))
+    except Exception:
+        return None
+    return rx
+
+
 WIDENED = "\x00widened\x00"
 """What the key of a widened pattern's program (`widened`) starts with: no pattern's source does."""
 

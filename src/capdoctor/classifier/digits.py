@@ -19,6 +19,7 @@ error code `1302`) are what has to run again.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -230,11 +231,189 @@ def _widen(parsed: Any) -> Any:
     return _cover_seq(mod, parsed, _groups(parsed, {}))
 
 
-def cannot_match(rx: re.Pattern[str], shape: str) -> bool:
+def cannot_match(rx: re.Pattern[str], shape: str, span: tuple[int, int] | None = None) -> bool:
     """Whether `rx` matches no text of `shape` (a text with every ASCII digit read as `0`): its `cover` finds
-    nothing there. False when there is no cover."""
+    nothing there. False when there is no cover.
+
+    With `span` (start, end): whether no match of `rx` in any text of `shape` reads a character in
+    `shape[start:end]`, so that `rx` finds the same (spans, groups, every match in turn) in all the texts of
+    `shape` that differ only in the values of the digits there. A match of `rx` starting at `s` reads only
+    `[s - behind, s + ahead)` (`reach`), so only a match starting in `(start - ahead, end + behind)` can read the
+    span, and the cover finds one there wherever `rx` has one in such a text (it is `rx` widened item by item:
+    a path of `rx` from `s` is a path of the cover from `s`). Where no match of `rx` can read the span, every
+    match either text has reads the same characters in both, so both have the same matches."""
     made = cover(rx.pattern, rx.flags)
-    return made is not None and made.search(shape) is None
+    if made is None:
+        return False
+    m = made.search(shape)
+    if m is None or span is None:
+        return m is None
+    start, end = span
+    ahead, behind = reach(rx.pattern, rx.flags, shape)  # (only for a pattern whose cover matches: most do not)
+    first = 0 if ahead is None else max(0, start - ahead + 1)
+    if m.start() < first:
+        m = made.search(shape, first)  # (a search from `first` still reads what stands before it: lookbehinds, `\b`)
+    return m is None or (behind is not None and m.start() > end - 1 + behind)
 
 
-__all__ = ["ZEROS", "cannot_match", "cover", "may_read", "reads_digits"]
+def reach(source: str, flags: int = 0, shape: str | None = None) -> tuple[int | None, int | None]:
+    """How far from where a match of the pattern `source` starts it may read: up to `ahead` characters from
+    there (what it consumes, what its lookaheads and `\\b` read after it) and `behind` characters before it (its
+    lookbehinds, `\\b`); None where that has no bound (a repeat without one, a construct this reading does not
+    know, no parser). With `shape`, for the texts of that shape only: a repeat of one character (`\\s*`,
+    `[^"]+`) repeats at most as often as the longest run of characters it may take there (its cover's, in the
+    shape). What `cannot_match` needs to tell which matches may read a span."""
+    items = _run_items(source, int(flags))
+    if items is None:
+        return None, None
+    runs: tuple[float, ...] = ()
+    if shape is not None and items:
+        if _LONGEST[0] != shape:  # (one shape's patterns are asked in turn, and share their items: `\\s`)
+            _LONGEST[:] = [shape, {}]
+        longest: dict[str, float] = _LONGEST[1]
+        for key, item, item_flags in items:
+            if key not in longest:
+                rx = _run_pattern(key, item, item_flags)
+                longest[key] = _INF if rx is None else float(max(map(len, rx.findall(shape)), default=0))
+        runs = tuple(longest[key] for key, _, _ in items)
+    return _reach_with(source, int(flags), runs)
+
+
+_LONGEST: list[Any] = ["", {}]
+"""The shape `reach` was last asked about and the longest run there of each item it met, by the item's key."""
+
+
+@cache
+def _run_items(source: str, flags: int) -> tuple[tuple[str, Any, int], ...] | None:
+    """The one-character repeated items of the pattern `source` (`reach`), in the order `_reach` meets them, each
+    with its key (`_run_pattern`) and flags; None when it does not parse."""
+    parsed = _parsed(source, flags)
+    if parsed is None:
+        return None
+    found: list[tuple[str, Any, int]] = []
+
+    def record(item: Any, item_flags: int) -> float:
+        found.append((f"{item_flags} {item}", item, item_flags))
+        return _INF
+
+    try:
+        _reach(parsed, flags | int(parsed.state.flags), _groups(parsed, {}), record, 0)
+    except (re.error, RecursionError, ValueError, TypeError, IndexError, AttributeError):
+        return None
+    return tuple(found)
+
+
+@cache
+def _reach_with(source: str, flags: int, runs: tuple[float, ...]) -> tuple[int | None, int | None]:
+    """`reach` of `source` given the longest run of each of its one-character repeated items (`_run_items`, in
+    that order; none: no bound to them)."""
+    parsed = _parsed(source, flags)
+    if parsed is None:
+        return None, None
+    values = iter(runs)
+
+    def run(_item: Any, _flags: int) -> float:
+        return next(values, _INF)
+
+    try:
+        _, ahead, behind = _reach(parsed, flags | int(parsed.state.flags), _groups(parsed, {}), run, 0)
+    except (re.error, RecursionError, ValueError, TypeError, IndexError, AttributeError):
+        return None, None
+    return (None if ahead == _INF else int(ahead)), (None if behind == _INF else int(behind))
+
+
+@cache
+def _parsed(source: str, flags: int) -> Any:
+    """The parse of `source` (`re._parser`), or None."""
+    mod = parser()
+    if mod is None:
+        return None
+    try:
+        return mod.parse(source, flags)
+    except (re.error, RecursionError, ValueError, TypeError, IndexError):
+        return None
+
+
+_RUNS: dict[str, re.Pattern[str] | None] = {}
+"""`_run_pattern`'s patterns, by the item and its flags."""
+
+
+def _run_pattern(key: str, item: Any, flags: int) -> re.Pattern[str] | None:
+    """`(?:item)+` with `item` widened (`_cover_seq`: a digit where it takes one takes any), compiled from the
+    parse (None when it cannot be)."""
+    if key not in _RUNS:
+        mod = parser()
+        try:
+            one = _cover_seq(mod, [item], {})
+            repeat = [(mod.MAX_REPEAT, (1, mod.MAXREPEAT, mod.SubPattern(mod.State(), list(one))))]
+            _RUNS[key] = compiled.from_parsed(mod.SubPattern(mod.State(), repeat), flags)
+        except Exception:  # internals that differ from what this module knows: no bound
+            _RUNS[key] = None
+    return _RUNS[key]
+
+
+_INF = float("inf")
+_UNBOUNDED = 0xFFFF
+"""A repeat bound this high is read as none (the parser's own unbounded repeat is `MAXREPEAT`)."""
+_ONE = frozenset(("LITERAL", "NOT_LITERAL", "ANY", "IN", "CATEGORY"))
+"""Items that consume one character and read no other."""
+
+
+def _reach(
+    items: Any, flags: int, groups: dict[int, Any], run: Callable[[Any, int], float], depth: int
+) -> tuple[float, float, float]:
+    """(width, ahead, behind) of a parsed sequence under `flags`: the most characters it consumes, the furthest
+    it reads past where it starts (width included) and the furthest it reads before that (`reach`); inf where
+    unbounded. Each item is taken at the furthest offset the items before it may have consumed, and a lookbehind
+    as reading before offset 0: a bound, never less than what a path reads. `run(item, flags)`: how often a
+    one-character item may repeat (`reach`)."""
+    if depth > 50:
+        return _INF, _INF, _INF
+    width = ahead = behind = 0.0
+    for op, av in items:
+        name = str(op)
+        if name in _ONE:
+            w, a, b = 1.0, 1.0, 0.0
+        elif name == "AT":
+            w, a, b = 0.0, 1.0, 1.0  # `\\b`, `^`, `$`: the characters on either side
+        elif name == "SUBPATTERN":
+            inner = (flags | av[1]) & ~av[2]
+            w, a, b = _reach(av[3], inner, groups, run, depth + 1)
+        elif name == "ATOMIC_GROUP":
+            w, a, b = _reach(av, flags, groups, run, depth + 1)
+        elif name == "GROUPREF" and av in groups:  # what the group took, again: at most as wide as the group
+            w = _reach(groups[av][3], (flags | groups[av][1]) & ~groups[av][2], groups, run, depth + 1)[0]
+            a, b = w, 0.0
+        elif name in _REPEATS:
+            _, high, sub = av
+            w, a, b = _reach(sub, flags, groups, run, depth + 1)
+            unbounded = high >= _UNBOUNDED or str(high) == "MAXREPEAT"
+            if len(sub) == 1 and str(sub[0][0]) in _ONE:  # at most the longest run of characters it takes there
+                high = min(_INF if unbounded else high, run(sub[0], flags))
+            elif unbounded and w:
+                high = _INF
+            if high == 0:
+                w = a = b = 0.0
+            elif high == _INF:
+                w, a = (_INF, _INF) if w else (0.0, a)
+            else:
+                w, a = high * w, (high - 1) * w + a
+        elif name == "BRANCH":
+            alts = [_reach(alt, flags, groups, run, depth + 1) for alt in av[1]] or [(0.0, 0.0, 0.0)]
+            w, a, b = max(x[0] for x in alts), max(x[1] for x in alts), max(x[2] for x in alts)
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            direction, sub = av
+            w, a, b = _reach(sub, flags, groups, run, depth + 1)
+            if direction < 0:  # a lookbehind matches `sub` ending here: it reads `w` back, and what `sub` reads
+                w, a, b = 0.0, max(0.0, a - w), w + b
+            else:
+                w = 0.0
+        else:  # a conditional group, anything unknown: no bound
+            return _INF, _INF, _INF
+        ahead = max(ahead, width + a)
+        behind = max(behind, b)
+        width += w
+    return width, max(ahead, width), behind
+
+
+__all__ = ["ZEROS", "cannot_match", "cover", "may_read", "reach", "reads_digits"]

@@ -358,11 +358,15 @@ class Engine:
         compiled on first use, and searched only when `lower` (`gates.folded(text)`; None: always) holds one of its
         literals (its gate), since an alternation of words read case-blind costs ~25–75 µs a text and most texts
         that ask (every 5xx) hold none of them."""
+        rx, gate = self._condition(condition)
+        return admits(gate, lower) and rx.search(text) is not None
+
+    def _condition(self, condition: str) -> tuple[re.Pattern[str], Gate]:
+        """A context pattern of the status rules and its gate (`_holds`), compiled on first use."""
         made = self._conditions.get(condition)
         if made is None:
             made = self._conditions[condition] = compiled.gated(ascii_words(condition), re.IGNORECASE)
-        rx, gate = made
-        return admits(gate, lower) and rx.search(text) is not None
+        return made
 
     @cached_property
     def _words_gate(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
@@ -563,15 +567,22 @@ class Engine:
                 return False, hit
         return True, hit
 
-    def settles(self, reading: Reading, shape: str) -> bool:
+    def settles(self, reading: Reading, shape: str, span: tuple[int, int] | None = None) -> bool:
         """Whether `reread` gives the same answer for every text of `shape` (a text with each ASCII digit read as
         `0`) that holds the literals of `reading`: no pattern it runs that reads digits' values can match any such
         text (`digits.cannot_match`), so each pattern it runs finds in all of them what it finds in one (the blind
         ones at the same spans), and what the status found there means reads no digit either.
 
+        With `span` (start, end): the same for the texts of `shape` that differ from the one `reading` was made of
+        only in the digits of `shape[start:end]`: no pattern it runs that reads digits' values (nor any status
+        spelling: each reads the status's digits) can read a character there in any text of the shape, so each
+        finds in all of them what it found in that one, and the status is that one's.
+
         Why: a record that differs from a judged one only in a sequence number or a duration is mostly of a shape
         where nothing that reads digits' values can match; the log scanner then judges the shape once
-        (`RecordMemo`), not each of its records."""
+        (`RecordMemo`), not each of its records. Where a status or an error code stands among its digits too, the
+        digits that change between its records (a sequence number at the end) are mostly where nothing reads them:
+        the scanner then judges those records once for each place their digits change."""
         if "\\u" in shape or len(shape) > MAX_READ:  # its digits may spell characters (`unescape`); the status
             return False  # spellings read the first MAX_READ characters, where a pattern may match at the cut
         spell = self.reader.pattern
@@ -583,17 +594,45 @@ class Engine:
                 patterns.append(c.token_re)
             patterns += [rx for _, rx in (*parts.phrase_parts, *parts.unless_parts)]
             patterns += [rx for rx, reads in zip(c.also_re, parts.also, strict=False) if reads]
-        if not all(cannot_match(rx, shape) for rx in patterns if reads_digits(rx.pattern, rx.flags)):
+        if not all(cannot_match(rx, shape, span) for rx in patterns if reads_digits(rx.pattern, rx.flags)):
             return False
-        hit = self._status(shape, None, reading.spellings, reading.names)  # what every text of the shape gives
-        return hit is None or not self._rule_reads_digits(hit.status)
+        if span is None:
+            hit = self._status(shape, None, reading.spellings, reading.names)  # what every text of the shape gives
+            return hit is None or not self._rule_reads_digits(hit.status)
+        status = None if reading.hit is None else reading.hit[0]  # every text's: its spellings read the same
+        if status is None or not self._rule_reads_digits(status):
+            return True
+        rule = self._rules[status]  # (a status whose rule reads digits has one) what it means reads none there:
+        conditions = [o.text for o in rule.outcomes if o.text is not None]  # neither its outcomes' texts nor the
+        if self.tables.local_hints and any(o.local is not None for o in rule.outcomes):  # local hints read a
+            conditions.append(self.tables.local_hints)  # character of the span in any text of the shape
+        return all(cannot_match(self._condition(c)[0], shape, span) for c in conditions)
 
-    def literals_settle(self, shape: str) -> bool:
+    def literals_settle(self, shape: str, span: tuple[int, int] | None = None) -> bool:
         """Whether every text of `shape` (a text with each ASCII digit read as `0`) holds the same literals, as a
         prefilter finds them (case-blind for ASCII, in the text or in its lower-cased form): no literal with a digit
-        can be in any of them, and every other stands where it stands in all."""
+        can be in any of them, and every other stands where it stands in all. With `span` (start, end), of an ASCII
+        `shape`: the same for the texts of `shape` that differ from one another only in the digits of
+        `shape[start:end]`: no literal with a digit can stand over a character there."""
         rx = self._digit_literals
-        return rx is None or rx.search(shape.lower()) is None
+        if rx is None:
+            return True
+        if span is None:
+            return rx.search(shape.lower()) is None
+        if not shape.isascii():
+            return False  # (lower-casing may change a non-ASCII text's length: positions would not agree)
+        start, end = span
+        low, at = shape.lower(), max(0, start - self._digit_literal_chars + 1)
+        while (m := rx.search(low, at)) is not None and m.start() < end:
+            if m.end() > start:  # (the trie is greedy: the longest literal that starts there)
+                return False
+            at = m.start() + 1
+        return True
+
+    @cached_property
+    def _digit_literal_chars(self) -> int:
+        """The length of the longest literal with an ASCII digit (`literals_settle`)."""
+        return max((len(lit) for lit in self._literals if lit.translate(ZEROS) != lit), default=0)
 
     @cached_property
     def _digit_literals(self) -> re.Pattern[str] | None:

@@ -592,15 +592,23 @@ def judge_like(template: Facts, text: str, ids: Collection[int]) -> Facts | None
     )
 
 
-def settles(template: Facts, shape: str) -> bool:
+def settles(template: Facts, shape: str, span: tuple[int, int] | None = None, reference: str | None = None) -> bool:
     """Whether `judge_like(template, text, ids)` gives the same for every record text of `shape` (the text with
     each ASCII digit read as `0`) in which the prefilter finds the literals `template` was read with: the engine
     reads them all alike (`Engine.settles`), and nothing `judge_like` reads of their words can be in any of them:
     a status field, a model, a hint word with a digit (`digits.cannot_match`). Then a record of that shape whose
     literals are those is counted as the first one was judged (`RecordMemo.find`), without judging it (~5–15 µs
-    a record less)."""
+    a record less).
+
+    With `span` (start, end), for the record texts of `shape` that differ from `reference` (the text `template` was
+    judged for, or one `judge_like` judged as `template`) only in the digits of `shape[start:end]`: the engine
+    reads them alike, and what `judge_like` reads of their words reads no character of the span
+    (`digits.cannot_match` with the span, `status_unread` with the reference): the status, the model and the hint
+    words are in all of them what they are in the reference."""
     reading = template.reading
-    if reading is None or not classifier().settles(reading, shape):
+    if span is not None and not shape.isascii():
+        return False  # (folding a non-ASCII text may change its length: the span's positions would not agree)
+    if reading is None or not classifier().settles(reading, shape, span):
         return False
     if not template.matches:
         return True  # (`judge_like` reads nothing more of a quiet record)
@@ -610,11 +618,20 @@ def settles(template: Facts, shape: str) -> bool:
         and template.free_hint is not None
         and flat is not None
         and folded_shape is not None
-        and not any(flat[k][0].translate(ZEROS) in folded_shape for k in _hint_digit_words())
-        and status_unread(shape)
-        and cannot_match(_MODEL_FIELD, shape)
-        and cannot_match(MODEL_RE, shape)
+        and not any(_holds_at(flat[k][0].translate(ZEROS), folded_shape, span) for k in _hint_digit_words())
+        and status_unread(shape, span, reference)
+        and cannot_match(_MODEL_FIELD, shape, span)
+        and cannot_match(MODEL_RE, shape, span)
     )
+
+
+def _holds_at(word: str, text: str, span: tuple[int, int] | None) -> bool:
+    """Whether `word` stands in `text` (with `span`, of an ASCII `text`: over a character of `text[start:end]`)."""
+    if span is None:
+        return word in text
+    start, end = span
+    at = text.find(word, max(0, start - len(word) + 1))
+    return 0 <= at < end
 
 
 @cache
@@ -799,10 +816,16 @@ class RecordMemo:
         """The same facts by the shape of the whole record (`find`): a record whose every byte but its digits is
         that of a judged one (`[seq 17]`, `[seq 42]`, their timestamps) is judged like it without computing its
         key first. Emptied when full."""
-        self._settled: dict[bytes, tuple[Facts, bool, bool]] = {}
+        self._settled: dict[bytes, tuple[Facts, bool, bool, bytes, int]] = {}
         """By a record's shape: the `_alike` facts of that shape, whether every record of it with their literals is
         judged as they say (`settles`): then `find` gives those facts at once, and whether every record of it has
-        their literals (`Engine.literals_settle`). Emptied when full."""
+        their literals (`Engine.literals_settle`); and the record judged like them (the reference `_here` compares
+        a record with) and where its leading timestamp ends (0: none). Emptied when full."""
+        self._spans: dict[tuple[bytes, int, int], tuple[Facts, bool, bool]] = {}
+        """By a record's shape and the span (whole digit runs) where its digits differ from those of its shape's
+        reference (`_settled`): whether every record of the shape that differs from the reference only there is
+        judged as the shape's `_alike` facts say (`settles` with the span), and whether each has their literals
+        (`Engine.literals_settle` with the span). Emptied when full."""
         self.hits = 0
         self.misses = 0
         self._missed: tuple[bytes, bytes | None, bytes, tuple[tuple[int, int], ...] | None] | None = None
@@ -843,9 +866,11 @@ class RecordMemo:
         like = self._alike.get(shape) if alike else None
         if like is not None:
             settled = self._settled.get(shape)
-            if settled is not None and settled[0] is like and settled[1]:
-                self.hits += 1
-                return None, like, (None if settled[2] else like)
+            if settled is not None and settled[0] is like:
+                same = settled[2] if settled[1] else self._here(raw, shape, 0 if m is None else m.end(), settled)
+                if same is not None:
+                    self.hits += 1
+                    return None, like, (None if same else like)
             self._missed = (raw, rest, shape, None)
             return None, None, like
         key, spans = _record_key(raw)
@@ -858,6 +883,37 @@ class RecordMemo:
         else:
             self._missed = (raw, rest, shape, spans)  # what `put` needs when this record is judged next
         return key, facts, None
+
+    def _here(self, raw: bytes, shape: bytes, start: int, settled: tuple[Facts, bool, bool, bytes, int]) -> bool | None:
+        """For a record `raw` of a shape whose records are not all judged alike (`settled`, its `_settled` entry):
+        whether the span where its digits differ from those of the shape's reference record settles (`_spans`),
+        and then whether the record has the literals the facts were read with (None: it does not settle; the
+        record is judged like them). `start`: where `raw`'s leading timestamp ends (0: none).
+
+        The reference record was judged like the facts (`keep_alike`: `judge_like` gave them), so a record that
+        differs from it only in the digits of a settled span is judged as the facts say. The leading timestamps
+        are left out of the comparison: the memo judges a record once whatever its timestamp (`record_key`)."""
+        facts, _, _, ref, ref_start = settled
+        if start != ref_start or not raw.isascii():
+            return None  # (an ASCII record: its bytes are its characters, the span's positions the text's)
+        diff = int.from_bytes(raw[start:], "big") ^ int.from_bytes(ref[start:], "big")  # (same shape: same length)
+        if not diff:
+            return True  # the reference's words, another timestamp: the memo's `_exact` gives such records the facts
+        last = len(raw) - 1 - ((diff & -diff).bit_length() - 1) // 8
+        first = len(raw) - 1 - (diff.bit_length() - 1) // 8
+        while first > start and shape[first - 1] == 0x30:  # whole digit runs: the spans of one field's values agree
+            first -= 1
+        while last + 1 < len(shape) and shape[last + 1] == 0x30:
+            last += 1
+        key = (shape, first, last + 1)
+        known = self._spans.get(key)
+        if known is None or known[0] is not facts:
+            if len(self._spans) >= self.entries:
+                self._spans.clear()
+            text, span = shape.decode("ascii"), (first, last + 1)
+            ok = settles(facts, text, span, ref.decode("ascii"))
+            known = self._spans[key] = (facts, ok, ok and classifier().literals_settle(text, span))
+        return known[2] if known[1] else None
 
     def keep_alike(self, raw: bytes, facts: Facts) -> None:
         """Remember `facts`, judged for the record `raw` for which `find` just gave facts of its shape, by the bytes
@@ -877,7 +933,8 @@ class RecordMemo:
                     self._settled.clear()
                 text = shape.decode("utf-8", "replace")
                 ok = settles(facts, text)
-                self._settled[shape] = (facts, ok, ok and classifier().literals_settle(text))
+                start = 0 if rest is None else len(raw) - len(rest)
+                self._settled[shape] = (facts, ok, ok and classifier().literals_settle(text), raw, start)
         if (
             rest is not None
             and len(rest) < self.key_bytes
