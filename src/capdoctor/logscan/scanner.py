@@ -1518,14 +1518,16 @@ def _literals_in(
     pf: Any, text: str, raw: bytes, ids: list[int] | None, ends: list[int], head: int, end: int
 ) -> Collection[int]:
     """The ids of the literals in the record `raw` (buf[head:end], decoded: `text`), as `Engine.literal_ids`
-    gives them: the prefilter's own hits inside it; for non-ASCII text (whose case folding only Python does
+    gives them: the prefilter's own hits inside it, with the literals that hold one of them (`complete`: the
+    database leaves those out); for non-ASCII text (whose case folding only Python does
     right) the prefilter's hits in its lower-cased form, the literals being lower-case; the engine's literal
     finder only when the prefilter names no literals (compiling that finder costs more than a dense scan)."""
     if ids is None:
         return classifier().literal_ids(text)
     if raw.isascii():
-        return ids[bisect_right(ends, head) : bisect_right(ends, end)]
-    return frozenset(pf.hits(text.lower().encode("utf-8", "surrogatepass"))[1] or ())
+        return pf.complete(ids[bisect_right(ends, head) : bisect_right(ends, end)], raw)  # type: ignore[no-any-return]
+    low = text.lower().encode("utf-8", "surrogatepass")
+    return frozenset(pf.complete(pf.hits(low)[1] or (), low))
 
 
 def _excerpt_in(text: str, lits: Collection[int], signature_id: str, fallback: str) -> str:
