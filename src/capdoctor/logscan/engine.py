@@ -44,6 +44,13 @@ class Prefilter(Protocol):
         """The ids of every literal in `raw` (ASCII lower-cased or not), given the ids `hits` found in it."""
         ...
 
+    def shaped(self, ids: Sequence[int], raw: bytes, want: frozenset[int]) -> bool:
+        """`set(complete(ids, raw)) == want` for an ASCII record of the shape of one whose literal ids are `want`."""
+        ...
+
+
+_DIGIT = re.compile(rb"[0-9]")
+
 
 def _hs_escape(literal: bytes) -> bytes:
     """A hyperscan (PCRE) pattern matching `literal` exactly: every non-alphanumeric byte as \\xHH."""
@@ -146,6 +153,13 @@ class HyperscanPrefilter:
                 supers.setdefault(j, []).append((i, literals[i].lower()))
         self._supers = {j: tuple(more) for j, more in supers.items()}
         """For each literal in the database, the literals left out of it that hold it, lower-cased (`complete`)."""
+        self._digit_supers: dict[int, tuple[tuple[int, bytes], ...]] = {}
+        for j, more in supers.items():
+            digits = tuple((i, lit) for i, lit in more if _DIGIT.search(lit))
+            if digits:
+                self._digit_supers[j] = digits
+        """`_supers` without those that have no ASCII digit (`shaped`)."""
+        self._in_database = frozenset(range(len(literals))) - frozenset(holds)
         self._db: Any = _cached_database(hyperscan, key, literals, holds)
         if self._db is None:
             ids = [i for i in range(len(literals)) if i not in holds]
@@ -190,6 +204,25 @@ class HyperscanPrefilter:
                 extra += [j for j, lit in more if lit in low]
         return [*ids, *extra] if extra else ids
 
+    def shaped(self, ids: Sequence[int], raw: bytes, want: frozenset[int]) -> bool:
+        """Whether `set(complete(ids, raw)) == want`, for an ASCII record `raw` whose every byte but its digits is
+        that of a record whose literal ids are `want` (one of its shape): the literals `hits` found are those of
+        `want` in the database, and each literal left out of it that holds one of them and has a digit stands in
+        `raw` exactly when `want` has it. One without a digit needs no look: it stands where it stands in that
+        record, whose bytes but for digits these are. (`complete` looks for every one: ~5 µs a record with
+        `invalid`, which 50 literals hold, against ~1.5 µs here.)"""
+        found = set(ids)
+        if found != want & self._in_database:
+            return False
+        low: bytes | None = None
+        for i in found:
+            for j, lit in self._digit_supers.get(i, ()):
+                if low is None:
+                    low = raw.lower()
+                if (lit in low) != (j in want):
+                    return False
+        return True
+
     def ends(self, buf: bytes | memoryview) -> list[int]:
         """Every match end offset in `buf` (a line with several anchors is reported several times)."""
         out: list[int] = []
@@ -225,6 +258,10 @@ class PythonPrefilter:
     def complete(self, ids: Sequence[int], raw: bytes) -> Sequence[int]:
         """`ids` (this engine names none: `hits`)."""
         return ids
+
+    def shaped(self, ids: Sequence[int], raw: bytes, want: frozenset[int]) -> bool:
+        """`set(ids) == want` (this engine names no ids: never asked)."""
+        return set(ids) == want
 
 
 def build_prefilter(literals: Sequence[str], *, prefer: str | None = None) -> Prefilter:

@@ -816,11 +816,12 @@ class RecordMemo:
         """The same facts by the shape of the whole record (`find`): a record whose every byte but its digits is
         that of a judged one (`[seq 17]`, `[seq 42]`, their timestamps) is judged like it without computing its
         key first. Emptied when full."""
-        self._settled: dict[bytes, tuple[Facts, bool, bool, bytes, int]] = {}
+        self._settled: dict[bytes, tuple[Facts, bool | None, bool, bytes, int]] = {}
         """By a record's shape: the `_alike` facts of that shape, whether every record of it with their literals is
-        judged as they say (`settles`): then `find` gives those facts at once, and whether every record of it has
-        their literals (`Engine.literals_settle`); and the record judged like them (the reference `_here` compares
-        a record with) and where its leading timestamp ends (0: none). Emptied when full."""
+        judged as they say (`settles`; None: not asked yet, `find` asks when the shape's next record comes): then
+        `find` gives those facts at once, and whether every record of it has their literals
+        (`Engine.literals_settle`); and a record judged as they say (the reference `_here` compares a record with)
+        and where its leading timestamp ends (0: none). Emptied when full."""
         self._spans: dict[tuple[bytes, int, int], tuple[Facts, bool, bool]] = {}
         """By a record's shape and the span (whole digit runs) where its digits differ from those of its shape's
         reference (`_settled`): whether every record of the shape that differs from the reference only there is
@@ -867,6 +868,8 @@ class RecordMemo:
         if like is not None:
             settled = self._settled.get(shape)
             if settled is not None and settled[0] is like:
+                if settled[1] is None:
+                    settled = self._settle(shape, settled)
                 same = settled[2] if settled[1] else self._here(raw, shape, 0 if m is None else m.end(), settled)
                 if same is not None:
                     self.hits += 1
@@ -884,15 +887,34 @@ class RecordMemo:
             self._missed = (raw, rest, shape, spans)  # what `put` needs when this record is judged next
         return key, facts, None
 
-    def _here(self, raw: bytes, shape: bytes, start: int, settled: tuple[Facts, bool, bool, bytes, int]) -> bool | None:
+    def _settle(
+        self, shape: bytes, pending: tuple[Facts, bool | None, bool, bytes, int]
+    ) -> tuple[Facts, bool | None, bool, bytes, int]:
+        """The `_settled` entry of `shape` with `settles` and `literals_settle` asked, kept."""
+        facts, _, _, ref, start = pending
+        text = shape.decode("utf-8", "replace")
+        ok = settles(facts, text)
+        entry = self._settled[shape] = (facts, ok, ok and classifier().literals_settle(text), ref, start)
+        return entry
+
+    def _pend(self, shape: bytes, facts: Facts, raw: bytes, rest: bytes | None) -> None:
+        """Keep `raw`, judged as `facts` say, as the reference of `shape` (`_settled`), its settling not asked yet."""
+        if len(self._settled) >= self.entries:
+            self._settled.clear()
+        self._settled[shape] = (facts, None, False, raw, 0 if rest is None else len(raw) - len(rest))
+
+    def _here(
+        self, raw: bytes, shape: bytes, start: int, settled: tuple[Facts, bool | None, bool, bytes, int]
+    ) -> bool | None:
         """For a record `raw` of a shape whose records are not all judged alike (`settled`, its `_settled` entry):
         whether the span where its digits differ from those of the shape's reference record settles (`_spans`),
         and then whether the record has the literals the facts were read with (None: it does not settle; the
         record is judged like them). `start`: where `raw`'s leading timestamp ends (0: none).
 
-        The reference record was judged like the facts (`keep_alike`: `judge_like` gave them), so a record that
-        differs from it only in the digits of a settled span is judged as the facts say. The leading timestamps
-        are left out of the comparison: the memo judges a record once whatever its timestamp (`record_key`)."""
+        The reference record was judged as the facts say (it is the one they were judged for, or `judge_like` gave
+        them for it: `keep_alike`), so a record that differs from it only in the digits of a settled span is too.
+        The leading timestamps are left out of the comparison: the memo judges a record once whatever its timestamp
+        (`record_key`)."""
         facts, _, _, ref, ref_start = settled
         if start != ref_start or not raw.isascii():
             return None  # (an ASCII record: its bytes are its characters, the span's positions the text's)
@@ -926,15 +948,10 @@ class RecordMemo:
         if missed is None or missed[0] is not raw:
             return
         _, rest, shape, _ = missed
-        if self._alike.get(shape) is facts:  # judged as the shape's facts themselves: settled for the shape?
+        if self._alike.get(shape) is facts:  # judged as the shape's facts themselves: a reference for the shape
             known = self._settled.get(shape)
             if known is None or known[0] is not facts:
-                if len(self._settled) >= self.entries:
-                    self._settled.clear()
-                text = shape.decode("utf-8", "replace")
-                ok = settles(facts, text)
-                start = 0 if rest is None else len(raw) - len(rest)
-                self._settled[shape] = (facts, ok, ok and classifier().literals_settle(text), raw, start)
+                self._pend(shape, facts, raw, rest)
         if (
             rest is not None
             and len(rest) < self.key_bytes
@@ -1001,7 +1018,9 @@ class RecordMemo:
             if raw is not None and len(raw) <= self.key_bytes:
                 if len(self._alike) >= self.entries:
                     self._alike.clear()
-                self._alike[shape if shape else raw.translate(_DIGIT_MAP)] = facts
+                alike = shape if shape else raw.translate(_DIGIT_MAP)
+                self._alike[alike] = facts
+                self._pend(alike, facts, raw, rest)  # (asked when the shape's next record comes: `find`)
         self._data[key] = facts
         if len(self._data) > self.entries:
             self._data.popitem(last=False)
@@ -1302,7 +1321,9 @@ class _FileScanner:
         reading = facts.reading
         if reading is None:
             return False
-        text = "" if ids is not None and line.isascii() else line.decode("utf-8", "replace")  # (hits need none)
+        if ids is not None and line.isascii():  # (a record of the shape those literals were found in: `shaped`)
+            return self.pf.shaped(ids[bisect_right(ends, start) : bisect_right(ends, end)], line, reading.ids)  # type: ignore[no-any-return]
+        text = line.decode("utf-8", "replace")
         return frozenset(_literals_in(self.pf, text, line, ids, ends, start, end)) == reading.ids
 
     def _judge(self, text: str, lits: Collection[int], key: bytes | None, refused: Facts | None = None) -> Facts:
