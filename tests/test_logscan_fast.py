@@ -729,6 +729,45 @@ def test_memo_templates_give_the_key_record_key_gives() -> None:
         assert memo.lookup(raw)[1] is (facts if status == b"404" else None), raw
 
 
+def test_templates_fit_where_the_address_pattern_does() -> None:
+    """`_Template.fits` reads the three things `_KEY_IP` reads of an address's digits (a loopback or any-address
+    first, Ollama's port) and nothing else: for access-log lines of many address shapes, and addresses of each
+    shape with those values planted among random ones, it fits exactly where the pattern matches the address
+    whole and the key is the template's."""
+    rng = random.Random(17)
+    template = b'INFO:     %s - "GET /v1/models HTTP/1.1" 404 Not Found'
+    facts = Facts("t", (), (), 0, False)
+    fitted = refused = 0
+    for _ in range(60):
+        widths = [rng.randrange(1, 4) for _ in range(4)]
+        port_width = rng.choice((0, 1, 4, 5, 5))
+
+        def address(planted: bytes | None = None, w: list[int] = widths, pw: int = port_width) -> bytes:
+            octets = [b"%0*d" % (n, rng.randrange(10**n)) for n in w]
+            if planted == b"127" and w[0] == 3:
+                octets[0] = b"127"
+            if planted == b"0" and w == [1, 1, 1, 1]:
+                octets = [b"0"] * 4
+            port = b"%0*d" % (pw, rng.randrange(10**pw)) if pw else b""
+            if planted == b"11434" and pw == 5:
+                port = b"11434"
+            return b".".join(octets) + (b":" + port if pw else b"")
+
+        first = template % address()
+        key, spans = scanner._record_key(first)
+        if spans is None:
+            continue  # (the first octet drew 127, or the like: its key keeps it)
+        made = scanner._Template.of(first, spans, key, facts)
+        for planted in (None, None, b"127", b"0", b"11434"):
+            raw = template % address(planted)
+            regex = all(scanner._KEY_IP.fullmatch(raw, a, b) is not None for a, b, _ in made.spans)
+            assert made.fits(raw) is regex, raw
+            assert regex is (record_key(raw) == key), raw
+            fitted += regex
+            refused += not regex
+    assert fitted > 100 and refused > 20, (fitted, refused)
+
+
 def test_scan_result_pickles_events_exactly() -> None:
     """A worker's result crosses to the parent with its events' times as microseconds: what arrives equals what
     left, UTC, other zones and undated events alike."""

@@ -755,7 +755,8 @@ class _Template:
     same), the addresses' spans, the key and the facts."""
 
     pieces: tuple[tuple[int, int, bytes], ...]
-    spans: tuple[tuple[int, int], ...]
+    spans: tuple[tuple[int, int, int], ...]
+    """Each address's start, end and where its port starts (-1: it has none)."""
     key: bytes
     facts: Facts
 
@@ -769,19 +770,22 @@ class _Template:
             if piece.translate(_DIGIT_MAP) != piece:  # only a digit's value can differ there
                 pieces.append((last, start, piece))
             last = end
-        return cls(tuple(pieces), spans, key, facts)
+        ports = tuple((start, end, (raw.find(b":", start, end) + 1) or -1) for start, end in spans)
+        return cls(tuple(pieces), ports, key, facts)
 
     def fits(self, raw: bytes) -> bool:
         """Whether `record_key(raw)` is this template's key, for a `raw` of the template's shape (the same
         length, digits where it has digits, every other byte the same): the bytes around the addresses are the
         template's (only those holding a digit are compared), and each address span still holds an address,
-        whole (`_KEY_IP` reads the digits' values: a loopback address or Ollama's port is not cut, and makes this
-        a miss)."""
+        whole: what `_KEY_IP.fullmatch(raw, start, end)` says, read off the three things it reads of the digits'
+        values, since the shape fixes the rest (its octets' and port's lengths, the bytes before the address): a
+        loopback or any-address first, or Ollama's port, is not cut, and makes this a miss. (The regex costs
+        ~0.4 µs an address, on every quiet access-log line.)"""
         for start, end, piece in self.pieces:
             if raw[start:end] != piece:
                 return False
-        for start, end in self.spans:  # noqa: SIM110 - a loop, not all(): this runs once per candidate line
-            if _KEY_IP.fullmatch(raw, start, end) is None:
+        for start, end, port in self.spans:
+            if raw.startswith((b"127.", b"0.0.0.0"), start) or (port > 0 and raw[port:end] == b"11434"):
                 return False
         return True
 
