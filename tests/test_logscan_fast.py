@@ -1057,6 +1057,13 @@ def test_memo_finds_records_differing_from_a_judged_one_where_nothing_reads_them
         memo.keep_alike(second, facts)  # a reference judged like them is as good as the first
         third = first.replace(b"29T10", b"30T11").replace(seq, seq[:-2] + b"99")
         assert memo.find(third) == (None, facts, facts if asked else None), third
+    memo = RecordMemo()  # an epoch timestamp may hold a literal with a digit (`11434`): the literals are asked
+    first = b"1764460800.123 ERROR upstream returned HTTP 529: overloaded [seq 17]"
+    facts = judge(first.decode(), _hs_ids(first.decode()))
+    key, _ = memo.lookup(first)
+    memo.put(key, facts, first)
+    for raw in (first.replace(b"[seq 17]", b"[seq 42]"), first.replace(b"0800.123", b"1434.123")[:-3] + b"43]"):
+        assert memo.find(raw) == (None, facts, facts), raw
 
 
 def test_records_with_growing_sequence_numbers_scan_as_judged_afresh(monkeypatch: pytest.MonkeyPatch) -> None:

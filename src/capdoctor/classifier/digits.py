@@ -268,9 +268,11 @@ def reach(source: str, flags: int = 0, shape: str | None = None) -> tuple[int | 
         return None, None
     runs: tuple[float, ...] = ()
     if shape is not None and items:
-        if _LONGEST[0] != shape:  # (one shape's patterns are asked in turn, and share their items: `\\s`)
-            _LONGEST[:] = [shape, {}]
-        longest: dict[str, float] = _LONGEST[1]
+        longest = _LONGEST.get(shape)
+        if longest is None:  # (one shape's patterns are asked in turn, and share their items: `\\s`)
+            if len(_LONGEST) >= 64:
+                _LONGEST.clear()
+            longest = _LONGEST[shape] = {}
         for key, item, item_flags in items:
             if key not in longest:
                 rx = _run_pattern(key, item, item_flags)
@@ -279,8 +281,9 @@ def reach(source: str, flags: int = 0, shape: str | None = None) -> tuple[int | 
     return _reach_with(source, int(flags), runs)
 
 
-_LONGEST: list[Any] = ["", {}]
-"""The shape `reach` was last asked about and the longest run there of each item it met, by the item's key."""
+_LONGEST: dict[str, dict[str, float]] = {}
+"""By the shapes `reach` was last asked about: the longest run there of each item it met, by the item's key (a
+dict per shape, so that threads asking about two shapes at once never share one)."""
 
 
 @cache

@@ -923,8 +923,8 @@ class RecordMemo:
         if start != ref_start or not raw.isascii():
             return None  # (an ASCII record: its bytes are its characters, the span's positions the text's)
         diff = int.from_bytes(raw[start:], "big") ^ int.from_bytes(ref[start:], "big")  # (same shape: same length)
-        if not diff:
-            return True  # the reference's words, another timestamp: the memo's `_exact` gives such records the facts
+        if not diff:  # the reference's words, another timestamp: the memo's `_exact` gives such records the facts
+            return _stamp_literals_settle(shape, start)
         last = len(raw) - 1 - ((diff & -diff).bit_length() - 1) // 8
         first = len(raw) - 1 - (diff.bit_length() - 1) // 8
         while first > start and shape[first - 1] == 0x30:  # whole digit runs: the spans of one field's values agree
@@ -938,7 +938,8 @@ class RecordMemo:
                 self._spans.clear()
             text, span = shape.decode("ascii"), (first, last + 1)
             ok = settles(facts, text, span, ref.decode("ascii"))
-            known = self._spans[key] = (facts, ok, ok and classifier().literals_settle(text, span))
+            lits = ok and classifier().literals_settle(text, span) and _stamp_literals_settle(shape, start)
+            known = self._spans[key] = (facts, ok, lits)
         return known[2] if known[1] else None
 
     def keep_alike(self, raw: bytes, facts: Facts) -> None:
@@ -1028,6 +1029,13 @@ class RecordMemo:
         self._data[key] = facts
         if len(self._data) > self.entries:
             self._data.popitem(last=False)
+
+
+def _stamp_literals_settle(shape: bytes, start: int) -> bool:
+    """Whether no literal with a digit can stand over the leading timestamp of a record of `shape` (ASCII), which
+    ends at `start` (`Engine.literals_settle`): then two records of the shape that differ only there hold the same
+    literals, as the settled path asks of its records (`_same_literals`)."""
+    return not start or classifier().literals_settle(shape.decode("ascii"), (0, start))
 
 
 def example_of(text: str) -> str:
