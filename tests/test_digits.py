@@ -240,10 +240,8 @@ def test_no_cover_for_a_conditional_group() -> None:
     assert cannot_match(rx, "") is False
 
 
-def test_every_engine_pattern_that_reads_digits_has_a_sound_cover() -> None:
-    """Every pattern of the tables that reads digits (rows, status names and spellings) has a cover, and for every
-    corpus text and copies with other digits (statuses planted among them) the cover finds something in the
-    copy's shape wherever the pattern finds something in the copy; most of them find nothing in most shapes."""
+def _engine_digit_patterns() -> list[re.Pattern[str]]:
+    """Every pattern of the tables that reads digits: rows, status names and spellings."""
     eng = classifier()
     eng.compile_all()
     patterns: set[re.Pattern[str]] = set()
@@ -253,7 +251,14 @@ def test_every_engine_pattern_that_reads_digits_has_a_sound_cover() -> None:
         patterns.update(rx for rx in (c.token_re, *c.also_re) if rx is not None)
     patterns.update(rx for i in range(len(eng._names)) if (rx := eng._name_re(i)) is not None)
     patterns.update(eng.reader.pattern(i) for i in range(len(eng.reader.spellings)))
-    reading = sorted((rx for rx in patterns if reads_digits(rx.pattern, rx.flags)), key=lambda rx: rx.pattern)
+    return sorted((rx for rx in patterns if reads_digits(rx.pattern, rx.flags)), key=lambda rx: rx.pattern)
+
+
+def test_every_engine_pattern_that_reads_digits_has_a_sound_cover() -> None:
+    """Every pattern of the tables that reads digits (rows, status names and spellings) has a cover, and for every
+    corpus text and copies with other digits (statuses planted among them) the cover finds something in the
+    copy's shape wherever the pattern finds something in the copy; most of them find nothing in most shapes."""
+    reading = _engine_digit_patterns()
     assert len(reading) > 100
     covers = [(rx, cover(rx.pattern, rx.flags)) for rx in reading]
     assert all(made is not None for _, made in covers), [rx.pattern for rx, made in covers if made is None]
@@ -273,20 +278,6 @@ def test_every_engine_pattern_that_reads_digits_has_a_sound_cover() -> None:
                     assert rx.search(copy) is None, (rx.pattern, copy)
                 checked += 1
     assert out_of_reach > checked // 2, (out_of_reach, checked)
-
-
-def _engine_digit_patterns() -> list[re.Pattern[str]]:
-    """Every pattern of the tables that reads digits: rows, status names and spellings."""
-    eng = classifier()
-    eng.compile_all()
-    patterns: set[re.Pattern[str]] = set()
-    for i in range(len(eng._text_rows)):
-        c = eng._row(i)
-        patterns.update(rx for alt in (c.phrase, c.unless) if alt is not None for _, rx in alt.parts)
-        patterns.update(rx for rx in (c.token_re, *c.also_re) if rx is not None)
-    patterns.update(rx for i in range(len(eng._names)) if (rx := eng._name_re(i)) is not None)
-    patterns.update(eng.reader.pattern(i) for i in range(len(eng.reader.spellings)))
-    return sorted((rx for rx in patterns if reads_digits(rx.pattern, rx.flags)), key=lambda rx: rx.pattern)
 
 
 def _found(rx: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], tuple[str | None, ...]]]:

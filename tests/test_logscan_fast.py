@@ -909,6 +909,21 @@ def test_records_differing_in_digits_are_judged_like_the_first() -> None:
     assert alike > len(texts) and same_object > alike // 2, (len(texts), alike, same_object)
 
 
+def _judged_as(facts: Facts, text: str, copy: str, copy_ids: list[int]) -> None:
+    """`copy` (of `text`, with other digits) is judged with `facts` (rows, status, model, providers, retry, request
+    ids), and `judge_like` gives the facts themselves."""
+    again = judge(copy, copy_ids)
+    assert (again.sids, again.status, again.model, again.providers, again.retry, again.request_ids) == (
+        facts.sids,
+        facts.status,
+        facts.model,
+        facts.providers,
+        facts.retry,
+        facts.request_ids,
+    ), (text, copy)
+    assert scanner.judge_like(facts, copy, copy_ids) is facts, copy
+
+
 def test_settled_shapes_judge_every_record_of_the_shape_alike() -> None:
     """Where `settles` says a record's shape is settled for its facts, every copy of the record with other digits
     (statuses and model versions planted among them) in which the prefilter finds the same literals is judged
@@ -941,16 +956,7 @@ def test_settled_shapes_judge_every_record_of_the_shape_alike() -> None:
                 assert frozenset(_hs_ids(copy.lower())) == frozenset(_hs_ids(text.lower())), copy
             if frozenset(copy_ids) != facts.reading.ids:
                 continue  # (`_same_literals`: judged afresh)
-            again = judge(copy, copy_ids)
-            assert (again.sids, again.status, again.model, again.providers, again.retry, again.request_ids) == (
-                facts.sids,
-                facts.status,
-                facts.model,
-                facts.providers,
-                facts.retry,
-                facts.request_ids,
-            ), (text, copy)
-            assert scanner.judge_like(facts, copy, copy_ids) is facts, copy
+            _judged_as(facts, text, copy, copy_ids)
             compared += 1
     assert settled > 300 and unsettled > 50 and compared > 500, (settled, unsettled, compared)
     assert settled // 2 < free < settled + unsettled, (free, settled, unsettled)
@@ -993,16 +999,7 @@ def test_records_differing_only_where_nothing_reads_them_are_judged_alike() -> N
                 assert frozenset(copy_ids) == frozenset(ids), copy
             if frozenset(copy_ids) != facts.reading.ids:
                 continue  # (`_same_literals`: judged like the facts)
-            again = judge(copy, copy_ids)
-            assert (again.sids, again.status, again.model, again.providers, again.retry, again.request_ids) == (
-                facts.sids,
-                facts.status,
-                facts.model,
-                facts.providers,
-                facts.retry,
-                facts.request_ids,
-            ), (text, copy)
-            assert scanner.judge_like(facts, copy, copy_ids) is facts, copy
+            _judged_as(facts, text, copy, copy_ids)
             compared += 1
     assert local > 100 and refused > 10 and compared > 500, (local, refused, compared)
 
