@@ -263,78 +263,40 @@ def reach(source: str, flags: int = 0, shape: str | None = None) -> tuple[int | 
     know, no parser). With `shape`, for the texts of that shape only: a repeat of one character (`\\s*`,
     `[^"]+`) repeats at most as often as the longest run of characters it may take there (its cover's, in the
     shape). What `cannot_match` needs to tell which matches may read a span."""
-    items = _run_items(source, int(flags))
-    if items is None:
+    made = _parsed(source, int(flags))
+    if made is None:
         return None, None
-    runs: tuple[float, ...] = ()
-    if shape is not None and items:
-        longest = _LONGEST.get(shape)
-        if longest is None:  # (one shape's patterns are asked in turn, and share their items: `\\s`)
-            if len(_LONGEST) >= 64:
-                _LONGEST.clear()
-            longest = _LONGEST[shape] = {}
-        for key, item, item_flags in items:
-            if key not in longest:
-                rx = _run_pattern(key, item, item_flags)
-                longest[key] = _INF if rx is None else float(max(map(len, rx.findall(shape)), default=0))
-        runs = tuple(longest[key] for key, _, _ in items)
-    return _reach_with(source, int(flags), runs)
+    parsed, groups = made
+    longest: dict[str, float] = {}
 
-
-_LONGEST: dict[str, dict[str, float]] = {}
-"""By the shapes `reach` was last asked about: the longest run there of each item it met, by the item's key (a
-dict per shape, so that threads asking about two shapes at once never share one)."""
-
-
-@cache
-def _run_items(source: str, flags: int) -> tuple[tuple[str, Any, int], ...] | None:
-    """The one-character repeated items of the pattern `source` (`reach`), in the order `_reach` meets them, each
-    with its key (`_run_pattern`) and flags; None when it does not parse."""
-    parsed = _parsed(source, flags)
-    if parsed is None:
-        return None
-    found: list[tuple[str, Any, int]] = []
-
-    def record(item: Any, item_flags: int) -> float:
-        found.append((f"{item_flags} {item}", item, item_flags))
-        return _INF
+    def run(item: Any, item_flags: int) -> float:
+        """The longest run in `shape` of characters the one-character `item` (widened) may take."""
+        if shape is None:
+            return _INF
+        key = f"{item_flags} {item}"
+        if key not in longest:
+            rx = _run_pattern(key, item, item_flags)
+            longest[key] = _INF if rx is None else float(max(map(len, rx.findall(shape)), default=0))
+        return longest[key]
 
     try:
-        _reach(parsed, flags | int(parsed.state.flags), _groups(parsed, {}), record, 0)
-    except (re.error, RecursionError, ValueError, TypeError, IndexError, AttributeError):
-        return None
-    return tuple(found)
-
-
-@cache
-def _reach_with(source: str, flags: int, runs: tuple[float, ...]) -> tuple[int | None, int | None]:
-    """`reach` of `source` given the longest run of each of its one-character repeated items (`_run_items`, in
-    that order; none: no bound to them)."""
-    parsed = _parsed(source, flags)
-    if parsed is None:
-        return None, None
-    values = iter(runs)
-
-    def run(_item: Any, _flags: int) -> float:
-        return next(values, _INF)
-
-    try:
-        _, ahead, behind = _reach(parsed, flags | int(parsed.state.flags), _groups(parsed, {}), run, 0)
+        _, ahead, behind = _reach(parsed, int(flags) | int(parsed.state.flags), groups, run, 0)
     except (re.error, RecursionError, ValueError, TypeError, IndexError, AttributeError):
         return None, None
     return (None if ahead == _INF else int(ahead)), (None if behind == _INF else int(behind))
 
 
 @cache
-def _parsed(source: str, flags: int) -> Any:
-    """The parse of `source` (`re._parser`), or None."""
+def _parsed(source: str, flags: int) -> tuple[Any, dict[int, Any]] | None:
+    """The parse of `source` (`re._parser`) and its capturing groups by number (`_groups`), or None."""
     mod = parser()
     if mod is None:
         return None
     try:
-        return mod.parse(source, flags)
+        parsed = mod.parse(source, flags)
     except (re.error, RecursionError, ValueError, TypeError, IndexError):
         return None
+    return parsed, _groups(parsed, {})
 
 
 _RUNS: dict[str, re.Pattern[str] | None] = {}

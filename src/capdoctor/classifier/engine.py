@@ -630,15 +630,19 @@ class Engine:
         return True
 
     @cached_property
+    def _digit_literal_shapes(self) -> tuple[str, ...]:
+        """Every literal that holds an ASCII digit, each digit read as `0`, sorted (`literals_settle`)."""
+        return tuple(sorted({shape for lit in self._literals if (shape := lit.translate(ZEROS)) != lit}))
+
+    @cached_property
     def _digit_literal_chars(self) -> int:
         """The length of the longest literal with an ASCII digit (`literals_settle`)."""
-        return max((len(lit) for lit in self._literals if lit.translate(ZEROS) != lit), default=0)
+        return max(map(len, self._digit_literal_shapes), default=0)
 
     @cached_property
     def _digit_literals(self) -> re.Pattern[str] | None:
-        """Every literal that holds an ASCII digit, each digit read as `0`, as one pattern (`literals_settle`; kept
-        in the build cache by `compile_all`)."""
-        shapes = sorted({lit.translate(ZEROS) for lit in self._literals if lit.translate(ZEROS) != lit})
+        """`_digit_literal_shapes` as one pattern (`literals_settle`; kept in the build cache by `compile_all`)."""
+        shapes = self._digit_literal_shapes
         return compiled.pattern(trie_pattern(shapes)) if shapes else None
 
     def _units_of(self, ids: Collection[int]) -> tuple[set[int], set[int], set[int]]:
