@@ -8,7 +8,9 @@ import io
 import os
 import sys
 from datetime import datetime, timezone
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from capdoctor.logscan import scanner, sources
 from capdoctor.logscan.engine import build_prefilter
 from capdoctor.logscan.scanner import ScanOptions, scan, scan_bytes
 from capdoctor.logscan.timestamps import parse_since, parse_timestamp
+from capdoctor.model import Strength
 from capdoctor.signatures import engine as classifier
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
@@ -275,3 +278,38 @@ def test_since_parsing() -> None:
     assert parse_since("2026-11-01", NOW) == datetime(2026, 11, 1, tzinfo=timezone.utc)
     with pytest.raises(ValueError, match="--since"):
         parse_since("yesterday-ish", NOW)
+
+
+def test_the_signature_findings_kept_are_the_heaviest_in_the_order_of_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build_findings` keeps MAX_SIGNATURE_FINDINGS signature findings: the first of the whole list (every row
+    a finding, heaviest first, the more frequent first among equals), words rows as context where a row speaks."""
+    from capdoctor.logscan import findings as fnd
+    from capdoctor.logscan.patterns import analyse
+    from capdoctor.signatures import by_id
+    from capdoctor.verdict import WEIGHTS
+
+    rows = sorted(by_id())
+    words = [sid for sid in rows if by_id()[sid].yields][:10]
+    others = [sid for sid in rows if not by_id()[sid].yields][:30]
+    now = datetime(2026, 11, 30, tzinfo=timezone.utc)
+    result = scanner.ScanResult()
+    for k, sid in enumerate(words + others):
+        stat = scanner.SigStat(sid, by_id()[sid].cause.value, count=1 + (k * 7) % 9, first=now, last=now)
+        stat.example = f"example {k}"
+        result.stats[sid] = stat
+    pats = analyse(result.events)
+
+    def signature_findings() -> list[Any]:
+        return [f for f in fnd.build_findings(result, pats) if "signature" in f.data]
+
+    kept = signature_findings()
+    monkeypatch.setattr(fnd, "MAX_SIGNATURE_FINDINGS", len(result.stats))
+    every = signature_findings()
+    assert len(every) == len(result.stats) and len(kept) == 12
+    assert [f.data["signature"] for f in kept] == [f.data["signature"] for f in every[:12]]
+    order = sorted(result.stats.values(), key=lambda s: (-s.count, s.signature))
+    rank = {s.signature: i for i, s in enumerate(order)}
+    for a, b in pairwise(every):
+        wa, wb = WEIGHTS[a.strength], WEIGHTS[b.strength]
+        assert wa > wb or (wa == wb and rank[a.data["signature"]] < rank[b.data["signature"]])
+    assert all(f.strength is Strength.CONTEXT for f in every if by_id()[f.data["signature"]].yields)

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import json
 import string
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capdoctor.redact import MASK, redact, redact_text, redact_url
+from capdoctor.redact import (
+    _FIELD_RE,
+    MASK,
+    SECRET_HEADERS,
+    _may_name_field,
+    redact,
+    redact_text,
+    redact_url,
+)
 
 ALNUM = string.ascii_letters + string.digits
 tail = st.text(alphabet=ALNUM + "_-", min_size=20, max_size=60).filter(lambda t: any(c.isdigit() for c in t))
@@ -92,3 +101,35 @@ def test_redact_url_masks_userinfo_and_keeps_scheme_host_port() -> None:
     assert redact_url(" socks5h://:only-pw@proxy.example:1080 ") == f"socks5h://{MASK}@proxy.example:1080"
     assert redact_url("https://api.openai.com/v1") == "https://api.openai.com/v1"
     assert redact_url("127.0.0.1:7890") == "127.0.0.1:7890"
+
+
+field_names = st.sampled_from(sorted(SECRET_HEADERS)).flatmap(
+    lambda name: st.lists(st.booleans(), min_size=len(name), max_size=len(name)).map(
+        lambda upper: "".join(c.upper() if u else c for c, u in zip(name, upper, strict=True))
+    )
+)
+field_texts = st.one_of(
+    st.text(max_size=60),
+    st.text(alphabet=string.ascii_letters + " :=\"'-_", max_size=60),
+    st.tuples(noise, field_names, st.sampled_from([":", "=", " : ", " ", ""]), opaque).map("".join),
+    st.tuples(field_names, st.sampled_from(["ſ", "K", "ı", "İ", "é"]), st.just(": "), opaque).map("".join),
+)
+
+
+@given(field_texts)
+@settings(max_examples=400)
+def test_the_field_pattern_is_skipped_only_where_it_cannot_match(text: str) -> None:
+    """`redact_text` runs the secret-field pattern only where `_may_name_field` allows: it must allow every text
+    the pattern matches (mixed case, the non-ASCII letters caseless matching takes for ASCII ones)."""
+    if _FIELD_RE.search(text) is not None:
+        assert _may_name_field(text), text
+    with patch("capdoctor.redact._may_name_field", return_value=True):  # every pattern run, as before the check
+        every = redact_text(text)
+    assert redact_text(text) == every
+
+
+def test_secret_fields_in_any_case_are_redacted_and_prose_is_untouched() -> None:
+    assert redact_text("TOKEN = abc123") == f"TOKEN = {MASK}"
+    assert redact_text("ſecret: abcdef") == f"ſecret: {MASK}"  # (caseless matching takes `ſ` for `s`)
+    assert redact_text("the token expired at noon") == "the token expired at noon"
+    assert not _may_name_field("Rate limit reached: retry in 20s")

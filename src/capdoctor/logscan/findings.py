@@ -92,12 +92,17 @@ def build_findings(
         not by_id()[sid].yields and STRENGTH_RANK[st] >= STRENGTH_RANK[Strength.MODERATE]
         for sid, st in strengths.items()
     )
+    if rows_speak:  # the words (and other yielding rows) are heard only where rows are silent
+        strengths.update({s.signature: Strength.CONTEXT for s in stats if by_id()[s.signature].yields})
+    from capdoctor.verdict import WEIGHTS  # the one table of what a finding of each strength weighs
+
+    # Only the rows kept become findings (a dense log has hundreds, each redacted): the heaviest, the most frequent
+    # first among equals (a stable sort of `stats`).
+    kept = sorted(stats, key=lambda s: -WEIGHTS[strengths[s.signature]])[:MAX_SIGNATURE_FINDINGS]
     findings: list[Finding] = []
-    for stat in stats:
+    for stat in kept:
         sig = by_id()[stat.signature]
         strength = strengths[stat.signature]
-        if rows_speak and sig.yields:  # the words (and other yielding rows) are heard only where rows are silent
-            strength = Strength.CONTEXT
         when = f", last {_iso(stat.last)}" if stat.last else ""
         model = stat.models.most_common(1)[0][0] if stat.models else None
         status = stat.statuses.most_common(1)[0][0] if stat.statuses else None
@@ -129,10 +134,6 @@ def build_findings(
                 (NextStep(sig.remedy),),
             )
         )
-    from capdoctor.verdict import WEIGHTS  # the one table of what a finding of each strength weighs
-
-    findings.sort(key=lambda f: -WEIGHTS[f.strength])
-    findings = findings[:MAX_SIGNATURE_FINDINGS]
     findings += pattern_findings(result, patterns)
     return findings
 
