@@ -46,6 +46,13 @@ def _hs_ids(text: str) -> list[int]:
     return list(pf.complete(ids, text.encode("utf-8"))) if ids is not None else sorted(classifier().literal_ids(text))
 
 
+def _scanned_ids(text: str) -> list[int]:
+    """The literal ids the scanner reads for the record `text` (`_literals_in`: a non-ASCII record lower-cased)."""
+    pf, raw = scanner.prefilter_for(None), text.encode("utf-8")
+    ends, ids = pf.hits(raw)
+    return list(scanner._literals_in(pf, text, raw, ids, ends, 0, len(raw)))
+
+
 def _summary(matches: list) -> list[tuple[str, float, str]]:  # type: ignore[type-arg]
     return [(m.signature.id, m.score, m.excerpt) for m in matches]
 
@@ -972,13 +979,11 @@ def test_records_differing_only_where_nothing_reads_them_are_judged_alike() -> N
     Many shapes that do not settle as a whole settle for their sequence number; some do not (a pattern may read
     it: a port, a code of the same length)."""
     rng = random.Random(31)
-    local = refused = compared = 0
+    local = refused = compared = wide = 0
     eng = classifier()
     for body in [*_examples(), *_corpus_texts()]:
         text = f"2026-11-30T12:34:56.789Z ERROR {' '.join(body.split())} [seq {rng.randrange(10**5)}]"
-        if not text.isascii():
-            continue
-        ids = _hs_ids(text)
+        ids = _scanned_ids(text)
         facts = judge(text, ids)
         shape = text.translate(ZEROS)
         if facts.reading is None or scanner.settles(facts, shape):
@@ -990,18 +995,33 @@ def test_records_differing_only_where_nothing_reads_them_are_judged_alike() -> N
             refused += 1
             continue
         local += 1
+        wide += not text.isascii()
         same_literals = eng.literals_settle(shape, span)
         width = span[1] - span[0]
         for planted in ("429", "503", "11434", "1302", "8080", str(rng.randrange(10**width))):
             copy = text[: span[0]] + (planted * width)[:width] + text[span[1] :]
-            copy_ids = _hs_ids(copy)
+            copy_ids = _scanned_ids(copy)
             if same_literals:
                 assert frozenset(copy_ids) == frozenset(ids), copy
             if frozenset(copy_ids) != facts.reading.ids:
                 continue  # (`_same_literals`: judged like the facts)
             _judged_as(facts, text, copy, copy_ids)
             compared += 1
-    assert local > 100 and refused > 10 and compared > 500, (local, refused, compared)
+    assert local > 100 and refused > 10 and compared > 500 and wide > 20, (local, refused, compared, wide)
+
+
+def test_literals_settle_in_a_span_counts_what_lowering_adds_before_it() -> None:
+    """`İ` lowers to two characters, so in the lower-cased text the prefilter reads a span stands further on:
+    `literals_settle` with a span answers for a text with `İ`s before it what it answers for the same text with
+    a letter in place of each (`返回 4` is a literal with a digit; the sequence number six characters after it is
+    read where it stands, not six characters back, on the literal)."""
+    eng = classifier()
+    for text in ("İİİİİİ返回 0 [00]", "İİİİİİ返回 000 错误 [seq 00]", "İ error: http 000 [00]", "日本語 İİ 0 返回 0"):
+        plain = text.replace("İ", "x")
+        for run in re.finditer("0+", text):
+            assert eng.literals_settle(text, run.span()) is eng.literals_settle(plain, run.span()), (text, run)
+    assert eng.literals_settle("İİİİİİ返回 0 [00]", (12, 14))
+    assert not eng.literals_settle("İİİİİİ返回 0 [00]", (9, 10))
 
 
 def test_a_span_settles_only_where_the_status_and_its_meaning_cannot_read_it() -> None:
@@ -1054,6 +1074,27 @@ def test_memo_finds_records_differing_from_a_judged_one_where_nothing_reads_them
         memo.keep_alike(second, facts)  # a reference judged like them is as good as the first
         third = first.replace(b"29T10", b"30T11").replace(seq, seq[:-2] + b"99")
         assert memo.find(third) == (None, facts, facts if asked else None), third
+    # Records that are not ASCII: the span is read in characters (in the second, the sequence number's bytes stand
+    # where `HTTP 529` does in characters).
+    for words in (
+        "上游返回 HTTP 529：服务过载 [seq 17]",
+        "上游返回 [seq 17] HTTP 529：服务过载",
+        "İstanbul edge: upstream returned HTTP 529: overloaded [seq 17]",
+    ):
+        memo = RecordMemo()
+        first = f"2026-11-29T10:00:00.123Z ERROR {words}".encode()
+        facts = judge(first.decode(), _scanned_ids(first.decode()))
+        assert facts.matches and not scanner.settles(facts, first.decode().translate(ZEROS))
+        key, _ = memo.lookup(first)
+        memo.put(key, facts, first)
+        assert memo.find(first.replace(b"[seq 17]", b"[seq 42]")) == (None, facts, None)
+        assert memo.find(first.replace(b"529", b"429")) == (None, None, facts)
+    memo = RecordMemo()  # a record that is not UTF-8: judged like the facts, never read as settled
+    first = b"2026-11-29T10:00:00.123Z ERROR upstream returned HTTP 529: overloaded \xff\xfe [seq 17]"
+    facts = judge(first.decode("utf-8", "replace"), _scanned_ids(first.decode("utf-8", "replace")))
+    key, _ = memo.lookup(first)
+    memo.put(key, facts, first)
+    assert memo.find(first.replace(b"[seq 17]", b"[seq 42]")) == (None, None, facts)
     memo = RecordMemo()  # an epoch timestamp may hold a literal with a digit (`11434`): the literals are asked
     first = b"1764460800.123 ERROR upstream returned HTTP 529: overloaded [seq 17]"
     facts = judge(first.decode(), _hs_ids(first.decode()))
@@ -1063,16 +1104,23 @@ def test_memo_finds_records_differing_from_a_judged_one_where_nothing_reads_them
         assert memo.find(raw) == (None, facts, facts), raw
 
 
-def test_records_with_growing_sequence_numbers_scan_as_judged_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("script", ["ascii", "wide"])
+def test_records_with_growing_sequence_numbers_scan_as_judged_afresh(
+    monkeypatch: pytest.MonkeyPatch, script: str
+) -> None:
     """A log whose error records each carry their own sequence number (the benchmark's "every error text
     different" log) scans as the scan that judges every record afresh does, and most of its records are found
-    by a settled shape or span rather than judged."""
+    by a settled shape or span rather than judged; records that are not ASCII too (Chinese, Japanese, an `İ`,
+    which lowers to two characters, before the digits)."""
     rng = random.Random(13)
-    bodies = [b for b in _examples() if b.isascii()]
+    plain = [b for b in _examples() if b.isascii()]
+    bodies = plain[:60] if script == "ascii" else [b for b in _examples() if not b.isascii()][:40]
+    if script == "wide":
+        bodies += [f"İstanbul: {b}" for b in plain[:20]]
     out = []
     for i in range(4000):
         ts = f"2026-11-29T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
-        out.append(f"{ts} ERROR {rng.choice(bodies[:60])} [seq {i * 7}]")
+        out.append(f"{ts} ERROR {rng.choice(bodies)} [seq {i * 7}]")
     data = ("\n".join(out) + "\n").encode()
     alike = _count_alike(monkeypatch)
     fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))

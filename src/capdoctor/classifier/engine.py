@@ -611,18 +611,20 @@ class Engine:
     def literals_settle(self, shape: str, span: tuple[int, int] | None = None) -> bool:
         """Whether every text of `shape` (a text with each ASCII digit read as `0`) holds the same literals, as a
         prefilter finds them (case-blind for ASCII, in the text or in its lower-cased form): no literal with a digit
-        can be in any of them, and every other stands where it stands in all. With `span` (start, end), of an ASCII
-        `shape`: the same for the texts of `shape` that differ from one another only in the digits of
+        can be in any of them, and every other stands where it stands in all. With `span` (start, end), of `shape`'s
+        characters: the same for the texts of `shape` that differ from one another only in the digits of
         `shape[start:end]`: no literal with a digit can stand over a character there."""
         rx = self._digit_literals
         if rx is None:
             return True
         if span is None:
             return rx.search(shape.lower()) is None
-        if not shape.isascii():
-            return False  # (lower-casing may change a non-ASCII text's length: positions would not agree)
         start, end = span
-        low, at = shape.lower(), max(0, start - self._digit_literal_chars + 1)
+        low = shape.lower()
+        if len(low) != len(shape):  # (an `İ` lowers to two characters: the span moves by what lowering added
+            start += len(shape[:start].lower()) - start  # before it; every character lowers alone, its digits
+            end = start + span[1] - span[0]  # stay one each)
+        at = max(0, start - self._digit_literal_chars + 1)
         while (m := rx.search(low, at)) is not None and m.start() < end:
             if m.end() > start:  # (the trie is greedy: the longest literal that starts there)
                 return False

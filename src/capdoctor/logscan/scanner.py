@@ -605,9 +605,7 @@ def settles(template: Facts, shape: str, span: tuple[int, int] | None = None, re
     reads them alike, and what `judge_like` reads of their words reads no character of the span
     (`digits.cannot_match` with the span, `status_unread` with the reference): the status, the model and the hint
     words are in all of them what they are in the reference."""
-    reading = template.reading
-    if span is not None and not shape.isascii():
-        return False  # (folding a non-ASCII text may change its length: the span's positions would not agree)
+    reading = template.reading  # (positions are characters: `folded` keeps them, one character for one)
     if reading is None or not classifier().settles(reading, shape, span):
         return False
     if not template.matches:
@@ -626,7 +624,7 @@ def settles(template: Facts, shape: str, span: tuple[int, int] | None = None, re
 
 
 def _holds_at(word: str, text: str, span: tuple[int, int] | None) -> bool:
-    """Whether `word` stands in `text` (with `span`, of an ASCII `text`: over a character of `text[start:end]`)."""
+    """Whether `word` stands in `text` (with `span`: over a character of `text[start:end]`)."""
     if span is None:
         return word in text
     start, end = span
@@ -920,8 +918,8 @@ class RecordMemo:
         The leading timestamps are left out of the comparison: the memo judges a record once whatever its timestamp
         (`record_key`)."""
         facts, _, _, ref, ref_start = settled
-        if start != ref_start or not raw.isascii():
-            return None  # (an ASCII record: its bytes are its characters, the span's positions the text's)
+        if start != ref_start:
+            return None
         diff = int.from_bytes(raw[start:], "big") ^ int.from_bytes(ref[start:], "big")  # (same shape: same length)
         if not diff:  # the reference's words, another timestamp: the memo's `_exact` gives such records the facts
             return _stamp_literals_settle(shape, start)
@@ -936,11 +934,23 @@ class RecordMemo:
         if known is None or known[0] is not facts:
             if len(self._spans) >= self.entries:
                 self._spans.clear()
-            text, span = shape.decode("ascii"), (first, last + 1)
-            ok = settles(facts, text, span, ref.decode("ascii"))
-            lits = ok and classifier().literals_settle(text, span) and _stamp_literals_settle(shape, start)
-            known = self._spans[key] = (facts, ok, lits)
+            known = self._spans[key] = (facts, *self._span_settles(facts, shape, ref, (first, last + 1), start))
         return known[2] if known[1] else None
+
+    @staticmethod
+    def _span_settles(facts: Facts, shape: bytes, ref: bytes, span: tuple[int, int], start: int) -> tuple[bool, bool]:
+        """`_here`'s two answers for the byte span `span` of `shape` (digits only), `ref` its reference record:
+        whether it settles, and whether each record differing there only has the same literals. Positions are
+        read as the text's characters: the bytes before the span decoded (its digits, and every byte but the
+        digits of a record of the shape, are the reference's; a record that is not UTF-8 is not followed)."""
+        try:
+            text, reference = shape.decode("utf-8"), ref.decode("utf-8")
+            at = span[0] if shape.isascii() else len(shape[: span[0]].decode("utf-8"))
+        except UnicodeDecodeError:
+            return False, False
+        chars = (at, at + span[1] - span[0])
+        ok = settles(facts, text, chars, reference)
+        return ok, ok and classifier().literals_settle(text, chars) and _stamp_literals_settle(shape, start)
 
     def keep_alike(self, raw: bytes, facts: Facts) -> None:
         """Remember `facts`, judged for the record `raw` for which `find` just gave facts of its shape, by the bytes
@@ -1032,10 +1042,11 @@ class RecordMemo:
 
 
 def _stamp_literals_settle(shape: bytes, start: int) -> bool:
-    """Whether no literal with a digit can stand over the leading timestamp of a record of `shape` (ASCII), which
+    """Whether no literal with a digit can stand over the leading timestamp of a record of `shape`, which
     ends at `start` (`Engine.literals_settle`): then two records of the shape that differ only there hold the same
-    literals, as the settled path asks of its records (`_same_literals`)."""
-    return not start or classifier().literals_settle(shape.decode("ascii"), (0, start))
+    literals, as the settled path asks of its records (`_same_literals`). (The timestamp starts the record: its
+    bytes are its characters.)"""
+    return not start or classifier().literals_settle(shape.decode("utf-8", "replace"), (0, start))
 
 
 def example_of(text: str) -> str:
