@@ -313,6 +313,12 @@ def test_reach(pattern: str, shape: str | None, want: tuple[int | None, int | No
         (r"code\s*:\s*[45]\d\d", "code :  502 [seq 1234]", (17, 21), True),
         (r"code.*[45]\d\d", "code 502 [seq 1234]", (14, 18), False),  # `.*` may run on into the span
         (r"11434", "error decoding body [seq 11435]", (25, 30), False),  # the sequence may be Ollama's port
+        # a model name before the span: its run of name characters ends at the space (`reach` alone bounds the
+        # repeat by the longest such run anywhere, here the path, and gave no answer)
+        (r"gpt-[\w.:-]*\w", "/srv/models/cache/x.gguf: gpt-4o busy [seq 1234]", (43, 47), True),
+        (r"gpt-[\w.:-]*\w", "/srv/models/cache/x.gguf: gpt-4o-1234 busy", (33, 37), False),  # run into it
+        (r"busy\w*(?=\D{0,8}9)", "/srv/models/cache/x.gguf: busy [seq 1234]", (36, 40), False),  # lookahead
+        (r"busy\w*(?=\D{0,3}9)", "/srv/models/cache/x.gguf: busy [seq 1234]", (36, 40), True),
     ],
 )
 def test_cannot_match_in_a_span(pattern: str, text: str, span: tuple[int, int], want: bool) -> None:

@@ -19,7 +19,7 @@ error code `1302`) are what has to run again.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
@@ -240,8 +240,12 @@ def cannot_match(rx: re.Pattern[str], shape: str, span: tuple[int, int] | None =
     `shape` that differ only in the values of the digits there. A match of `rx` starting at `s` reads only
     `[s - behind, s + ahead)` (`reach`), so only a match starting in `(start - ahead, end + behind)` can read the
     span, and the cover finds one there wherever `rx` has one in such a text (it is `rx` widened item by item:
-    a path of `rx` from `s` is a path of the cover from `s`). Where no match of `rx` can read the span, every
-    match either text has reads the same characters in both, so both have the same matches."""
+    a path of `rx` from `s` is a path of the cover from `s`). A match starting before the span reads it only by
+    running on to it: it consumes only characters one of `rx`'s items may take (`_consumed`, widened as the cover
+    is: the same run in every text of the shape) and reads at most `_beyond` more, so a start whose run ends far
+    enough before the span cannot (`gpt-4o` before `[seq 17]`, where `reach` bounds the model name's repeat by the
+    longest run of its characters anywhere in the shape). Where no match of `rx` can read the span, every match
+    either text has reads the same characters in both, so both have the same matches."""
     made = cover(rx.pattern, rx.flags)
     if made is None:
         return False
@@ -253,7 +257,119 @@ def cannot_match(rx: re.Pattern[str], shape: str, span: tuple[int, int] | None =
     first = 0 if ahead is None else max(0, start - ahead + 1)
     if m.start() < first:
         m = made.search(shape, first)  # (a search from `first` still reads what stands before it: lookbehinds, `\b`)
+    if m is not None and m.start() < start:  # a match starting before the span reads it only by running on to it
+        runs, beyond = _consumed(rx.pattern, rx.flags), _beyond(rx.pattern, rx.flags, shape)
+        if runs is None or beyond is None:
+            return False
+        while m is not None and m.start() < start:
+            taken = runs.match(shape, m.start())  # (the longest run of characters a match there may take)
+            if (m.start() if taken is None else taken.end()) + beyond > start:
+                return False
+            m = made.search(shape, m.start() + 1)
     return m is None or (behind is not None and m.start() > end - 1 + behind)
+
+
+def _items(items: Any, flags: int, depth: int = 0) -> Iterator[tuple[str, Any, int]]:
+    """What a parse holds for `_consumed` and `_beyond`, outside lookarounds: each item that consumes one character
+    ("one"), each lookaround ("assert") and anchor or `\b` ("at"), with the flags it is under; "other" for a
+    backreference, a conditional group or anything this reading does not know."""
+    if depth > 50:
+        yield "other", None, flags
+        return
+    for op, av in items:
+        name = str(op)
+        if name in _ONE:
+            yield "one", (op, av), flags
+        elif name == "AT":
+            yield "at", av, flags
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            yield "assert", av, flags
+        elif name == "SUBPATTERN":
+            yield from _items(av[3], (flags | av[1]) & ~av[2], depth + 1)
+        elif name == "ATOMIC_GROUP":
+            yield from _items(av, flags, depth + 1)
+        elif name in _REPEATS:
+            yield from _items(av[2], flags, depth + 1)
+        elif name == "BRANCH":
+            for alt in av[1]:
+                yield from _items(alt, flags, depth + 1)
+        else:
+            yield "other", (op, av), flags
+
+
+@cache
+def _consumed(source: str, flags: int) -> re.Pattern[str] | None:
+    """A pattern that takes, from where it is matched, every character any item of `source` that consumes one may
+    take, each under its own flags and widened as `cover` widens it (a digit where it takes some takes any): a
+    match of `source` starting there consumes at most that run in any text of the shape (`cannot_match`). None
+    where `source` holds a backreference or a construct this reading does not know, or the regex internals differ."""
+    made, mod = _parsed(source, int(flags)), parser()
+    if made is None or mod is None:
+        return None
+    parsed, _ = made
+    top = int(flags) | int(parsed.state.flags)
+    alts: list[Any] = []
+    try:
+        for kind, item, item_flags in _items(parsed, top):
+            if kind == "other":
+                return None
+            if kind == "one":
+                one = mod.SubPattern(mod.State(), list(_cover_seq(mod, [item], {})))
+                alts.append(
+                    mod.SubPattern(mod.State(), [(mod.SUBPATTERN, (None, item_flags & ~top, top & ~item_flags, one))])
+                )
+        if not alts:
+            return None
+        branch = mod.SubPattern(mod.State(), [(mod.BRANCH, (None, alts))])
+        return compiled.from_parsed(mod.SubPattern(mod.State(), [(mod.MAX_REPEAT, (0, mod.MAXREPEAT, branch))]), top)
+    except Exception:  # internals that differ from what this module knows: no run
+        return None
+
+
+def _beyond(source: str, flags: int, shape: str) -> int | None:
+    """How many characters past the last one it consumed a match of `source` may read, in a text of `shape`: its
+    lookarounds' reach ahead (a repeat of one character bounded by its longest run in the shape, as in `reach`),
+    one for an anchor or `\\b`; None where that has no bound."""
+    fixed = _fixed_beyond(source, int(flags))  # (most lookarounds have a fixed width: the shape is not needed)
+    return fixed if fixed is not None else _beyond_in(source, int(flags), shape)
+
+
+@cache
+def _fixed_beyond(source: str, flags: int) -> int | None:
+    """`_beyond` in any text: None where a lookaround repeats without a bound of its own."""
+    return _beyond_in(source, flags, None)
+
+
+def _beyond_in(source: str, flags: int, shape: str | None) -> int | None:
+    """`_beyond` for the texts of `shape` (None: of any shape)."""
+    made = _parsed(source, int(flags))
+    if made is None:
+        return None
+    parsed, groups = made
+    top = int(flags) | int(parsed.state.flags)
+    longest: dict[str, float] = {}
+
+    def run(item: Any, item_flags: int) -> float:
+        if shape is None:
+            return _INF
+        key = f"{item_flags} {item}"
+        if key not in longest:
+            rx = _run_pattern(key, item, item_flags)
+            longest[key] = _INF if rx is None else float(max(map(len, rx.findall(shape)), default=0))
+        return longest[key]
+
+    most = 0.0
+    try:
+        for kind, item, item_flags in _items(parsed, top):
+            if kind == "at":
+                most = max(most, 1.0)
+            elif kind == "assert":
+                direction, sub = item
+                width, ahead, _ = _reach(sub, item_flags, groups, run, 0)
+                most = max(most, max(0.0, ahead - width) if direction < 0 else ahead)
+    except (re.error, RecursionError, ValueError, TypeError, IndexError, AttributeError):
+        return None
+    return None if most == _INF else int(most)
 
 
 def reach(source: str, flags: int = 0, shape: str | None = None) -> tuple[int | None, int | None]:
