@@ -1104,6 +1104,18 @@ def test_memo_finds_records_differing_from_a_judged_one_where_nothing_reads_them
         assert memo.find(raw) == (None, facts, facts), raw
 
 
+def _scans_as_judged_afresh(monkeypatch: pytest.MonkeyPatch, data: bytes, settled: int) -> scanner.ScanResult:
+    """The memo's scan of `data`, checked: more than `settled` of its records were counted by a settled shape or
+    span, and it equals the scan that judges every record afresh (no memo, the Python prefilter)."""
+    alike = _count_alike(monkeypatch)
+    fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
+    assert alike[1] > settled, alike
+    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)
+    slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
+    _same_scans(fast, slow)
+    return fast
+
+
 @pytest.mark.parametrize("script", ["ascii", "wide"])
 def test_records_with_growing_sequence_numbers_scan_as_judged_afresh(
     monkeypatch: pytest.MonkeyPatch, script: str
@@ -1121,13 +1133,7 @@ def test_records_with_growing_sequence_numbers_scan_as_judged_afresh(
     for i in range(4000):
         ts = f"2026-11-29T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
         out.append(f"{ts} ERROR {rng.choice(bodies)} [seq {i * 7}]")
-    data = ("\n".join(out) + "\n").encode()
-    alike = _count_alike(monkeypatch)
-    fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
-    assert alike[1] > 2000, alike
-    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)
-    slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
-    _same_scans(fast, slow)
+    _scans_as_judged_afresh(monkeypatch, ("\n".join(out) + "\n").encode(), settled=2000)
 
 
 def test_records_whose_numbers_change_among_their_words_scan_as_judged_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1146,13 +1152,7 @@ def test_records_whose_numbers_change_among_their_words_scan_as_judged_afresh(mo
     for i in range(3000):
         ts = f"2026-11-29T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
         out.append(f"{ts} {kinds[i % 3].format(rng.randrange(1000, 10000))}")
-    data = ("\n".join(out) + "\n").encode()
-    alike = _count_alike(monkeypatch)
-    fast = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384))
-    assert alike[1] > 2900, alike
-    monkeypatch.setattr(scanner, "MEMO_ENTRIES", 0)
-    slow = scan_bytes(data, options=ScanOptions(now=NOW, chunk_bytes=16384, engine="python"))
-    _same_scans(fast, slow)
+    fast = _scans_as_judged_afresh(monkeypatch, ("\n".join(out) + "\n").encode(), settled=2900)
     assert sum(s.count for s in fast.stats.values()) == 3000
 
 

@@ -347,17 +347,7 @@ def _beyond_in(source: str, flags: int, shape: str | None) -> int | None:
         return None
     parsed, groups = made
     top = int(flags) | int(parsed.state.flags)
-    longest: dict[str, float] = {}
-
-    def run(item: Any, item_flags: int) -> float:
-        if shape is None:
-            return _INF
-        key = f"{item_flags} {item}"
-        if key not in longest:
-            rx = _run_pattern(key, item, item_flags)
-            longest[key] = _INF if rx is None else float(max(map(len, rx.findall(shape)), default=0))
-        return longest[key]
-
+    run = _runs_in(shape)
     most = 0.0
     try:
         for kind, item, item_flags in _items(parsed, top):
@@ -383,10 +373,19 @@ def reach(source: str, flags: int = 0, shape: str | None = None) -> tuple[int | 
     if made is None:
         return None, None
     parsed, groups = made
+    try:
+        _, ahead, behind = _reach(parsed, int(flags) | int(parsed.state.flags), groups, _runs_in(shape), 0)
+    except (re.error, RecursionError, ValueError, TypeError, IndexError, AttributeError):
+        return None, None
+    return (None if ahead == _INF else int(ahead)), (None if behind == _INF else int(behind))
+
+
+def _runs_in(shape: str | None) -> Callable[[Any, int], float]:
+    """For `_reach`: the longest run in `shape` of characters a one-character item (widened) may take, under its
+    flags, each found once (no bound without a shape)."""
     longest: dict[str, float] = {}
 
     def run(item: Any, item_flags: int) -> float:
-        """The longest run in `shape` of characters the one-character `item` (widened) may take."""
         if shape is None:
             return _INF
         key = f"{item_flags} {item}"
@@ -395,11 +394,7 @@ def reach(source: str, flags: int = 0, shape: str | None = None) -> tuple[int | 
             longest[key] = _INF if rx is None else float(max(map(len, rx.findall(shape)), default=0))
         return longest[key]
 
-    try:
-        _, ahead, behind = _reach(parsed, int(flags) | int(parsed.state.flags), groups, run, 0)
-    except (re.error, RecursionError, ValueError, TypeError, IndexError, AttributeError):
-        return None, None
-    return (None if ahead == _INF else int(ahead)), (None if behind == _INF else int(behind))
+    return run
 
 
 @cache
