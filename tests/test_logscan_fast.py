@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -931,6 +932,17 @@ def _judged_as(facts: Facts, text: str, copy: str, copy_ids: list[int]) -> None:
     assert scanner.judge_like(facts, copy, copy_ids) is facts, copy
 
 
+def _sequenced_records(
+    rng: random.Random, digits: int, ids_of: Callable[[str], list[int]]
+) -> Iterator[tuple[str, list[int], Facts, str]]:
+    """Every row example and corpus text as an error record ending in a sequence number of up to `digits` digits
+    (drawn from `rng` as each is made): the record, its literal ids (`ids_of`), its facts (`judge`) and its shape."""
+    for body in [*_examples(), *_corpus_texts()]:
+        text = f"2026-11-30T12:34:56.789Z ERROR {' '.join(body.split())} [seq {rng.randrange(10**digits)}]"
+        ids = ids_of(text)
+        yield text, ids, judge(text, ids), text.translate(ZEROS)
+
+
 def test_settled_shapes_judge_every_record_of_the_shape_alike() -> None:
     """Where `settles` says a record's shape is settled for its facts, every copy of the record with other digits
     (statuses and model versions planted among them) in which the prefilter finds the same literals is judged
@@ -941,13 +953,9 @@ def test_settled_shapes_judge_every_record_of_the_shape_alike() -> None:
     rng = random.Random(23)
     settled = unsettled = compared = free = 0
     eng = classifier()
-    for body in [*_examples(), *_corpus_texts()]:
-        text = f"2026-11-30T12:34:56.789Z ERROR {' '.join(body.split())} [seq {rng.randrange(10**4)}]"
-        ids = _hs_ids(text)
-        facts = judge(text, ids)
+    for text, ids, facts, shape in _sequenced_records(rng, 4, _hs_ids):
         if facts.reading is None:
             continue
-        shape = text.translate(ZEROS)
         same_literals = eng.literals_settle(shape)
         free += same_literals
         if not scanner.settles(facts, shape):
@@ -981,11 +989,7 @@ def test_records_differing_only_where_nothing_reads_them_are_judged_alike() -> N
     rng = random.Random(31)
     local = refused = compared = wide = 0
     eng = classifier()
-    for body in [*_examples(), *_corpus_texts()]:
-        text = f"2026-11-30T12:34:56.789Z ERROR {' '.join(body.split())} [seq {rng.randrange(10**5)}]"
-        ids = _scanned_ids(text)
-        facts = judge(text, ids)
-        shape = text.translate(ZEROS)
+    for text, ids, facts, shape in _sequenced_records(rng, 5, _scanned_ids):
         if facts.reading is None or scanner.settles(facts, shape):
             continue
         seq = re.search(r"\[seq ([0-9]+)\]$", text)
