@@ -58,6 +58,7 @@ class Evidence:
             "layer": self.layer,
             "strength": self.strength,
             "excerpt": self.excerpt,
+            "title": self.title,
         }
 
 
@@ -117,12 +118,7 @@ def to_json(expl: Explanation, version: str) -> dict[str, Any]:
     doc = {
         "schema": SCHEMA,
         "version": version,
-        "verdict": {
-            "cause": v.cause,
-            "confidence": round(v.confidence, 3),
-            "summary": v.summary,
-            "next_steps": [s.to_dict() for s in v.next_steps],
-        },
+        "verdict": v.to_dict(),
         "evidence": [e.to_dict() for e in expl.evidence],
     }
     redacted: dict[str, Any] = redact(doc)

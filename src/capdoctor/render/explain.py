@@ -16,6 +16,7 @@ def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False) -> None:
     from rich.markup import escape
 
     from capdoctor.render.console import console_for
+    from capdoctor.render.terminal import also_line
     from capdoctor.text import neutralise_all
 
     doc = neutralise_all(doc)
@@ -24,14 +25,23 @@ def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False) -> None:
     sure = f" (confidence {v['confidence']:.0%})" if v["cause"] not in ("none",) else ""
     console.print(f"[bold]Cause:[/bold] {escape(v['cause'])}{sure}")
     console.print(escape(v["summary"]))
+    for also in v.get("also") or []:
+        console.print(f"  [bold]Also:[/bold] {escape(also_line(also))}")
     evidence = doc["evidence"] if verbose else [e for e in doc["evidence"] if e["strength"] != "context"]
     if evidence:
-        console.print("\n[bold]Evidence[/bold] (layer | strength | row -> cause: the words that decided)")
+        head = "(layer | strength | row -> cause: the words that decided)" if verbose else "(the words that decided)"
+        console.print(f"\n[bold]Evidence[/bold] {head}")
         for e in evidence[: None if verbose else 8]:
-            console.print(
-                f"  {escape(e['layer'])} | {escape(e['strength'])} | {escape(e['signature'])} "
-                f"-> {escape(e['cause'])}: [dim]{escape(e['excerpt'])}[/dim]"
-            )
+            if verbose:
+                console.print(
+                    f"  {escape(e['layer'])} | {escape(e['strength'])} | {escape(e['signature'])} "
+                    f"-> {escape(e['cause'])}: [dim]{escape(e['excerpt'])}[/dim]"
+                )
+            else:
+                console.print(
+                    f"  {escape(e.get('title') or e['cause'])} ({escape(e['cause'])}, {escape(e['strength'])}): "
+                    f"[dim]{escape(e['excerpt'])}[/dim]"
+                )
     if v["next_steps"]:
         console.print("\n[bold]Next steps[/bold]")
         for i, step in enumerate(v["next_steps"], 1):

@@ -191,6 +191,10 @@ def verdict_block(report: dict[str, Any], ascii_only: bool = False, wrap: bool =
         parts.append(Text("  Evidence", style="bold"))
         bullet = "* " if ascii_only else "• "
         parts += [item(bullet, Text(one_line(line)), wrap, 3) for line in v["evidence"]]
+    if v.get("also"):
+        parts.append(Text("  Also present", style="bold"))
+        bullet = "* " if ascii_only else "• "
+        parts += [item(bullet, Text(also_line(a)), wrap, 3) for a in v["also"]]
     if v["next_steps"]:
         parts.append(Text("  Next steps", style="bold"))
         number_width = len(str(len(v["next_steps"])))
@@ -200,6 +204,11 @@ def verdict_block(report: dict[str, Any], ascii_only: bool = False, wrap: bool =
             if step.get("command"):
                 parts.append(CommandLine(" " * (3 + len(prefix)) + "$ " + one_line(step["command"])))
     return parts
+
+
+def also_line(also: dict[str, Any]) -> str:
+    """One contributing cause in words: `Also quota or rate limit: … (confidence 97%)`."""
+    return f"{one_line(str(also['summary']))} (confidence {float(also['confidence']):.0%})"
 
 
 class CommandLine(Text):
