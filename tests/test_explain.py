@@ -84,7 +84,7 @@ def test_the_json_document(cli: Any) -> None:
     assert doc["verdict"]["cause"] == "quota" and 0 < doc["verdict"]["confidence"] <= 1
     assert doc["verdict"]["next_steps"] and all("text" in s for s in doc["verdict"]["next_steps"])
     for e in doc["evidence"]:
-        assert set(e) == {"signature", "cause", "layer", "strength", "excerpt"}
+        assert set(e) == {"signature", "title", "cause", "layer", "strength", "excerpt"}
         assert e["layer"] in ("structure", "provider", "phrase", "status")
 
 
