@@ -336,12 +336,15 @@ def logs_cmd(
     since: opt.Since = None,
     verbose: opt.Verbose = False,
     into: opt.Into = None,
+    report: opt.ReportOut = None,
 ) -> None:
     """Scan logs for known failure signatures and judge the cause from them."""
     from capdoctor.logs import logs_command
 
     _, options = _setup(None, _option_flags(since=since))
-    raise typer.Exit(logs_command(paths or [], json_out, options["since"], verbose, sys.stdout, sys.stderr, into))
+    raise typer.Exit(
+        logs_command(paths or [], json_out, options["since"], verbose, sys.stdout, sys.stderr, into, report)
+    )
 
 
 @app.command("watch")

@@ -22,6 +22,7 @@ from capdoctor.logscan.patterns import Patterns
 from capdoctor.logscan.scanner import ScanResult, SigStat
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, Verdict, result_of
 from capdoctor.signatures import STRENGTH_RANK, by_id
+from capdoctor.text import stamp
 
 SCHEMA = "capdoctor/logs-v1"
 MAX_SIGNATURE_FINDINGS = 12
@@ -85,7 +86,7 @@ def build_findings(
     for stat in kept:
         sig = by_id()[stat.signature]
         strength = strengths[stat.signature]
-        when = f", last {_iso(stat.last)}" if stat.last else ""
+        when = f", last {stamp(stat.last)}" if stat.last else ""
         model = stat.models.most_common(1)[0][0] if stat.models else None
         status = stat.statuses.most_common(1)[0][0] if stat.statuses else None
         data: dict[str, Any] = {
@@ -172,7 +173,8 @@ def pattern_findings(result: ScanResult, patterns: Patterns) -> list[Finding]:
             Finding(
                 Cause.CAPACITY,
                 Strength.CONTEXT,
-                f"{len(patterns.bursts)} burst(s) of errors; the largest: {biggest.count} errors from {biggest.start}",
+                f"{len(patterns.bursts)} burst(s) of errors; the largest: {biggest.count} errors from "
+                f"{stamp(datetime.fromisoformat(biggest.start))}",
                 {"pattern": "bursts", "bursts": len(patterns.bursts), "largest": biggest.count},
             )
         )
@@ -192,7 +194,12 @@ def pattern_findings(result: ScanResult, patterns: Patterns) -> list[Finding]:
             Finding(
                 Cause(last["cause"]),
                 Strength.CONTEXT,
-                f"last error before the log went quiet: {last['title']}, at {last['ts'] or 'an undated line'}",
+                f"last error before the log went quiet: {last['title']}, at "
+                + (
+                    stamp(datetime.fromisoformat(last["ts"].replace("Z", "+00:00")))
+                    if last["ts"]
+                    else "an undated line"
+                ),
                 {"pattern": "last_error_before_quiet", **last},
             )
         )

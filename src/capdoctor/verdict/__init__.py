@@ -38,6 +38,7 @@ from capdoctor.model import (
     Status,
     Verdict,
 )
+from capdoctor.text import stamp as _stamp
 from capdoctor.verdict.advice import CAUSE_TEXT, STEP_TOPICS, CauseText, dedupe, fit_step, measured, steps_for, summary
 from capdoctor.verdict.calibration import calibrate
 from capdoctor.verdict.weighing import PER_CHECK_CAP, WEIGHTS, CauseFacts, score, weigh, weight
@@ -174,11 +175,6 @@ def _evidence(results: Sequence[CheckResult], cause: str, limit: int = 5) -> lis
     rows = [(f, r.id) for r in results for f in r.findings if f.cause.value == cause and weight(f) > 0]
     rows.sort(key=lambda row: -weight(row[0]))
     return rows[:limit]
-
-
-def _stamp(at: datetime) -> str:
-    """`7 Dec 09:10 UTC`: a time a person reads, not an ISO string."""
-    return f"{at.day} {at:%b %H:%M} UTC"
 
 
 def _span(first: datetime, last: datetime) -> str:
