@@ -102,7 +102,10 @@ def gemini_free_tier_day() -> str:
     return "\n".join(out) + "\n"
 
 
-OVERLOADED = 'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+OVERLOADED = (
+    'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},'
+    '"request_id":"req_011CWfakeTestBurst0001"}'
+)
 BAD_KEY = 'API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'
 
 
@@ -324,3 +327,29 @@ def test_the_logs_view_names_what_else_is_present(tmp_path: Path) -> None:
     assert "Verdict from the logs: capacity" in proc.stdout, proc.stdout
     assert "Also: Also quota or rate limit: Plan usage limit reached" in proc.stdout
     assert "codex.usage_limit_reached" not in proc.stdout  # ids only with -v
+
+
+@pytest.mark.parametrize("suffix", [".md", ".html", ".json"])
+def test_logs_report_writes_the_ticket_from_the_logs_alone(tmp_path: Path, suffix: str) -> None:
+    """The ticket people build by hand today: the verdict, what else is present, the incidents, request ids."""
+    log = tmp_path / "transcript.jsonl"
+    log.write_text(claude_transcript_old_burst_then_key_refused(), encoding="utf-8")
+    out = tmp_path / f"ticket{suffix}"
+    proc = run_cli("logs", str(log), "--since", "all", "--report", str(out))
+    assert proc.returncode != 2, proc.stderr
+    text = out.read_text("utf-8")
+    assert "req_011CWfakeTestBurst0001" in text
+    if suffix == ".json":
+        doc = json.loads(text)
+        assert doc["schema"] == "capdoctor/report-v1" and doc["verdict"]["cause"] == "account"
+        assert [a["cause"] for a in doc["verdict"]["also"]] == ["capacity"]
+        assert doc["checks"][0]["data"]["bursts"][0]["count"] == 6
+    else:
+        assert "Also present" in text and "Incidents" in text and "account" in text
+
+
+def test_logs_report_into_a_missing_folder_is_refused_before_the_scan(tmp_path: Path) -> None:
+    log = tmp_path / "a.log"
+    log.write_text(local_server_not_running(), encoding="utf-8")
+    proc = run_cli("logs", str(log), "--report", str(tmp_path / "nowhere" / "t.md"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "nowhere" in proc.stderr, proc.stderr
