@@ -15,6 +15,7 @@ import pytest
 
 from capdoctor.logs import run_logs
 from capdoctor.model import Verdict
+from capdoctor.verdict import CAUSE_TEXT
 from tests.conftest import run_cli
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
@@ -287,7 +288,7 @@ def test_mixed_logs_name_the_primary_cause_and_every_other_present(tmp_path: Pat
     if case.step:
         assert any(t.startswith(case.step) for t in texts), texts
     for also in verdict.also:  # each contributing cause says how often and when, in words
-        assert also.count >= 1 and also.first and also.last and also.summary.startswith("Also ")
+        assert also.count >= 1 and also.first and also.last and also.summary.split(":")[0].lower() == CAUSE_TEXT[also.cause].name
 
 
 def test_plain_language_in_the_verdict(tmp_path: Path) -> None:
@@ -325,7 +326,7 @@ def test_the_logs_view_names_what_else_is_present(tmp_path: Path) -> None:
     log.write_text(codex_tui_capacity_with_one_usage_limit(), encoding="utf-8")
     proc = run_cli("logs", str(log), "--since", "all")
     assert "Verdict from the logs: capacity" in proc.stdout, proc.stdout
-    assert "Also: Also quota or rate limit: Plan usage limit reached" in proc.stdout
+    assert "Also: Quota or rate limit: Plan usage limit reached" in proc.stdout
     assert "codex.usage_limit_reached" not in proc.stdout  # ids only with -v
 
 

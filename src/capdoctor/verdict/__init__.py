@@ -251,7 +251,7 @@ def _also(
             Contributing(
                 cause,
                 round(calibrate(1.0 - math.exp(-c.base / CONFIDENCE_SCALE)), 3),
-                f"Also {name}: {head}" + (f" — {when}" if when else "") + note,
+                f"{name[:1].upper()}{name[1:]}: {head}" + (f" — {when}" if when else "") + note,
                 tuple(f"[{check}] {f.message}" for f, check in evidence),
                 steps_for(cause, [f for f, _ in evidence], facts, limit=3, generic=2),
                 c.count,
