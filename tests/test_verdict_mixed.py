@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -288,7 +289,12 @@ def test_mixed_logs_name_the_primary_cause_and_every_other_present(tmp_path: Pat
     if case.step:
         assert any(t.startswith(case.step) for t in texts), texts
     for also in verdict.also:  # each contributing cause says how often and when, in words
-        assert also.count >= 1 and also.first and also.last and also.summary.split(":")[0].lower() == CAUSE_TEXT[also.cause].name
+        assert (
+            also.count >= 1
+            and also.first
+            and also.last
+            and also.summary.split(":")[0].lower() == CAUSE_TEXT[also.cause].name
+        )
 
 
 def test_plain_language_in_the_verdict(tmp_path: Path) -> None:
@@ -354,3 +360,28 @@ def test_logs_report_into_a_missing_folder_is_refused_before_the_scan(tmp_path: 
     log.write_text(local_server_not_running(), encoding="utf-8")
     proc = run_cli("logs", str(log), "--report", str(tmp_path / "nowhere" / "t.md"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "nowhere" in proc.stderr, proc.stderr
+
+
+@pytest.mark.scenario("healthy")
+def test_a_client_config_that_does_not_parse_is_the_verdict_beside_a_healthy_target(sim: Any, home: Path) -> None:
+    """The Client row fails and the verdict says why, with the file, line and column, not "no problem"."""
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text('model = "gpt-5.5"\n[model_providers.x\nname = 1\n', "utf-8")
+    proc = run_cli(
+        "diagnose",
+        "--json",
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-5.5",
+        "--base-url",
+        sim.base_url("openai"),
+        "--api-key-env",
+        "OPENAI_API_KEY",
+        env={"OPENAI_API_KEY": "sk-test-fakeKEY0123456789abcdef"},
+        timeout=120,
+    )
+    doc = json.loads(proc.stdout)
+    assert doc["verdict"]["cause"] == "client", doc["verdict"]
+    assert "cannot read its own settings file" in doc["verdict"]["summary"]
+    assert any("config.toml" in e and "line 2" in e for e in doc["verdict"]["evidence"]), doc["verdict"]["evidence"]

@@ -252,9 +252,6 @@ FACT_STEPS: Mapping[tuple[str, str], NextStep] = {
 }
 """The step a measured fact calls for when its cause is named, before the cause's generic steps."""
 
-NO_RESET_STEP = NextStep("Retry after a short pause with backoff; rate-limit windows refill on their own.")
-"""For quota without a measured reset time (in place of the generic "wait for the reset time")."""
-
 
 def topics(step: NextStep) -> frozenset[str]:
     """The kinds of advice a step gives (`STEP_TOPICS` names)."""
@@ -280,13 +277,10 @@ def summary(cause: str, facts: frozenset[str]) -> str:
 
 
 def generic_steps(cause: str, facts: frozenset[str]) -> list[NextStep]:
-    """The steps a fact calls for, then the cause's generic steps (a quota without a reset time read gets the
-    backoff step instead of "wait for the reset time")."""
-    out = [step for (c, fact), step in FACT_STEPS.items() if c == cause and fact in facts]
-    out += list(CAUSE_TEXT[cause].steps)
-    if cause == Cause.QUOTA.value and "reset_read" not in facts:
-        out.append(NO_RESET_STEP)
-    return out
+    """The steps a fact calls for, then the cause's generic steps (those the facts rule out go in `dedupe`)."""
+    return [step for (c, fact), step in FACT_STEPS.items() if c == cause and fact in facts] + list(
+        CAUSE_TEXT[cause].steps
+    )
 
 
 def dedupe(steps: Sequence[NextStep], facts: frozenset[str] = frozenset(), limit: int = 6) -> tuple[NextStep, ...]:
