@@ -29,7 +29,7 @@ def observations(halves: Sequence[str], raw: bool) -> list[tuple[float, bool]]:
     measure before calibration."""
     import corpus_score as cs
 
-    import capdoctor.verdict as verdict
+    import capdoctor.verdict.decision as verdict
     from capdoctor.explain import explain
 
     saved = verdict.calibrate

@@ -10,7 +10,7 @@ import pytest
 from capdoctor.clientuse import ClientInUse, client_in_use, switched_model
 from capdoctor.discovery import DiscoveryFlags, discover
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength
-from capdoctor.verdict import CAUSE_TEXT, decide, fit_step
+from capdoctor.verdict.decision import CAUSE_TEXT, decide, fit_step
 
 CODEX = {"id": "codex", "name": "Codex CLI", "version": "0.55.0", "path": "/usr/bin/codex"}
 CLAUDE = {"id": "claude", "name": "Claude Code", "version": "2.0.1", "path": "/usr/bin/claude"}

@@ -106,7 +106,7 @@ def test_discovery_per_client(client: str, tmp_path: Path) -> None:
     sigs = {f.data.get("signature") for f in result.findings if f.strength is not Strength.CONTEXT}
     assert signature in sigs
     assert result.findings[0].cause is cause
-    from capdoctor.verdict import decide
+    from capdoctor.verdict.decision import decide
 
     assert decide([result]).cause == cause.value
 

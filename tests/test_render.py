@@ -14,7 +14,7 @@ from capdoctor.errors import UsageError
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength
 from capdoctor.render import for_path, terminal
 from capdoctor.report import SCHEMA, build, write_atomic
-from capdoctor.verdict import decide
+from capdoctor.verdict.decision import decide
 
 FAKE_KEY = "sk-test-FAKEKEY0123456789abcdefghij"
 

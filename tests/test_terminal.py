@@ -25,7 +25,7 @@ from capdoctor.render import checks as checks_render
 from capdoctor.render import terminal
 from capdoctor.render.console import PIPE_WIDTH, console_for
 from capdoctor.report import build
-from capdoctor.verdict import decide
+from capdoctor.verdict.decision import decide
 
 ANSI = re.compile(r"\x1b\[")
 LONG_COMMAND = "capdoctor diagnose --provider openai --model MODEL --api-key-env OPENAI_API_KEY --timeout 60"

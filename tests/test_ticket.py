@@ -17,7 +17,7 @@ from capdoctor.render import html as html_render
 from capdoctor.render import markdown
 from capdoctor.render.ticket import human, ticket
 from capdoctor.report import build
-from capdoctor.verdict import decide
+from capdoctor.verdict.decision import decide
 
 REPR = re.compile(r"\bNone\b|\bTrue\b|\bFalse\b|\['|\{'")
 """Python values leaking into a ticket."""

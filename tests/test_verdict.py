@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength
-from capdoctor.verdict import decide, score
+from capdoctor.verdict.decision import decide, score
 
 C, S = Cause, Strength
 

@@ -16,7 +16,7 @@ import pytest
 
 from capdoctor.logs import run_logs
 from capdoctor.model import Verdict
-from capdoctor.verdict import CAUSE_TEXT
+from capdoctor.verdict.decision import CAUSE_TEXT
 from tests.conftest import run_cli
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)

@@ -11,15 +11,15 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from capdoctor.model import Cause, CheckResult, Finding, Status, Strength
-from capdoctor.verdict import decide
 from capdoctor.verdict.advice import FACTS, measured
+from capdoctor.verdict.decision import decide
 from capdoctor.verdict.weighing import CAUSE_RULES, CauseFacts, Scene
 
 T0 = datetime(2026, 12, 7, 12, 0, tzinfo=timezone.utc)
 
 
 def facts(cause: str, **kw: object) -> CauseFacts:
-    c = CauseFacts(cause, base=3.0)
+    c = CauseFacts(cause, base=3.0, strongest=3.0)
     for k, v in kw.items():
         setattr(c, k, v)
     return c
@@ -44,6 +44,7 @@ RULE_CASES = [
     ("holds now", facts("account", holds_now=True), (facts("capacity"),), 1.5),
     ("holds now", facts("network", holds_now=True), (facts("capacity"),), 1.25),
     ("holds now", facts("quota", holds_now=True), (), 1.0),  # alone, the end of the evidence tells nothing apart
+    ("holds now", facts("capacity", holds_now=True, strongest=1.0), (facts("account"),), 1.0),  # a weak hint
 ]
 
 

@@ -77,7 +77,7 @@ def explain(text: str, now: datetime | None = None) -> Explanation:
     from capdoctor.logscan.scanner import ScanOptions, scan_bytes
     from capdoctor.redact import redact_text
     from capdoctor.signatures import by_id
-    from capdoctor.verdict import decide
+    from capdoctor.verdict.decision import decide
 
     result = scan_bytes(
         text.encode("utf-8", "replace"), name="<text>", options=ScanOptions(now=now or datetime.now(timezone.utc))

@@ -1,6 +1,6 @@
 """What a verdict's confidence means: the raw evidence measure mapped to how often such a verdict is right.
 
-The raw measure (`share x (1 - e^(-weight / 2.5))`, see `capdoctor.verdict`) orders verdicts well but says
+The raw measure (`share x (1 - e^(-weight / 2.5))`, see `capdoctor.verdict.decision`) orders verdicts well but says
 little by itself: a single decisive text ("Selected model is at capacity") scores 0.55 and is right nineteen
 times in twenty. `calibration.json` holds a monotone map from the raw measure to the observed rate of right
 verdicts, fitted by `bench/calibrate.py` (isotonic regression with a Laplace prior on the corpus's tuning sets;

@@ -129,7 +129,9 @@ def _past(c: CauseFacts, scene: Scene) -> float:
 
 
 def _holds_now(c: CauseFacts, scene: Scene) -> float:
-    if not c.holds_now or not any(o.base > 0 for k, o in scene.facts.items() if k != c.cause):
+    if not c.holds_now or c.strongest < WEIGHTS[Strength.MODERATE]:
+        return 1.0  # a weak hint at the end (a generic 502 passed on) says nothing of what holds
+    if not any(o.base > 0 for k, o in scene.facts.items() if k != c.cause):
         return 1.0  # with no other cause beside it, what the evidence ends on tells nothing apart
     return 1.5 if BLOCKS[c.cause] else 1.25
 
@@ -149,8 +151,9 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     ),
     CauseRule(
         "holds now",
-        "the evidence ends on it with nothing completing after, while another cause came before: what the user "
-        "sees now (x1.5 for a cause that blocks by itself, x1.25 for one that passes)",
+        "the evidence ends on it (with at least a moderate finding) and nothing completes after, while another "
+        "cause came before: what the user sees now (x1.5 for a cause that blocks by itself, x1.25 for one that "
+        "passes)",
         _holds_now,
     ),
 )

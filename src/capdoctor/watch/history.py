@@ -148,7 +148,7 @@ def longest_outage(rounds: Sequence[RoundRecord]) -> Outage | None:
 def analyse(rounds: Sequence[RoundRecord], tz: tzinfo | None = None) -> Analysis:
     """Patterns, findings and the verdict of `rounds` through the log scanner's rules and `verdict.decide`."""
     from capdoctor.logscan import findings, patterns
-    from capdoctor.verdict import decide
+    from capdoctor.verdict.decision import decide
 
     scan = scan_of(rounds, tz)
     pats = patterns.analyse(scan.events)
