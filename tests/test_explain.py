@@ -150,3 +150,12 @@ def test_a_client_crash_yields_to_the_refusal_beside_it() -> None:
     both = explain(crash + "\nopenai.RateLimitError: Error code: 429 - Rate limit reached for requests")
     assert both.verdict.cause == "quota"
     assert {e.signature: e.strength for e in both.evidence}["phrase.client_bug.en"] == "context"
+
+
+def test_excerpts_are_cut_at_word_boundaries() -> None:
+    text = (
+        'Error: {"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"You exceeded your '
+        'current quota, please check your plan and billing details for more information"}}'
+    )
+    for e in explain(text).evidence:
+        assert e.excerpt.endswith(("…", "}")) and not e.excerpt.endswith("quot"), e.excerpt

@@ -95,7 +95,7 @@ def explain(text: str, now: datetime | None = None) -> Explanation:
                 row.cause.value,
                 row.layer.value,
                 (strengths.get(stat.signature) or row.strength).value,
-                redact_text(stat.excerpt or stat.example),
+                redact_text(_words(stat.excerpt or stat.example, stat.example)),
                 row.title,
                 stat.count,
             )
@@ -103,6 +103,20 @@ def explain(text: str, now: datetime | None = None) -> Explanation:
     if verdict.cause == NONE:
         verdict = Verdict(NONE, verdict.confidence, NONE_SUMMARY, verdict.ranking, (), NONE_STEPS)
     return Explanation(verdict, tuple(evidence))
+
+
+def _words(excerpt: str, record: str) -> str:
+    """The engine's excerpt with no half word at either end where it cut a word of `record` (an ellipsis marks
+    each cut)."""
+    at = record.find(excerpt)
+    if at < 0 or not excerpt.strip():
+        return excerpt
+    end = at + len(excerpt)
+    if end < len(record) and record[end].isalnum() and excerpt[-1].isalnum() and " " in excerpt:
+        excerpt = excerpt[: excerpt.rfind(" ")].rstrip(" ,;:") + "…"
+    if at > 0 and record[at - 1].isalnum() and excerpt[0].isalnum() and " " in excerpt:
+        excerpt = "…" + excerpt[excerpt.find(" ") + 1 :]
+    return excerpt
 
 
 def _rank(strength: Strength | None) -> int:
