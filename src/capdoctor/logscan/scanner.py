@@ -36,7 +36,6 @@ from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
 from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
 from capdoctor.signatures import engine as classifier
-from capdoctor.text import shorten
 
 MAX_LINE = 64 * 1024
 """A line longer than this is not decoded whole: a window of WINDOW bytes around each match is used."""
@@ -1044,8 +1043,8 @@ def _stamp_literals_settle(shape: bytes, start: int) -> bool:
 
 
 def example_of(text: str) -> str:
-    """A record as shown in findings: whitespace collapsed, at most EXAMPLE_CHARS, cut at a word boundary."""
-    return shorten(" ".join(text.split()), EXAMPLE_CHARS)
+    """A record as shown in findings: whitespace collapsed, at most EXAMPLE_CHARS."""
+    return " ".join(text.split())[:EXAMPLE_CHARS]
 
 
 _BODY_LINE = re.compile(
