@@ -389,3 +389,44 @@ def test_start_up_of_other_commands_loads_no_aiohttp() -> None:
         [sys.executable, "-X", "importtime", "-m", "capdoctor", "--help"], capture_output=True, text=True, check=True
     )
     assert "aiohttp" not in done.stderr and "capdoctor.proxy" not in done.stderr
+
+
+def test_a_stop_lets_an_open_stream_finish(tmp_path: Path) -> None:
+    first = b'data: {"choices":[{"delta":{"content":"one"}}]}\n\n'
+    rest = b"data: [DONE]\n\n"
+    upstream = Gated(first, rest)
+    try:
+        with running_proxy([upstream.url], tmp_path / "h.sqlite3", drain_s=30) as proxy, httpx.Client() as client:
+            with client.stream("POST", proxy.url + "/v1/chat/completions", json={**CHAT, "stream": True}) as resp:
+                chunks = resp.iter_raw()
+                got = next(chunks)
+                proxy.stop.set()  # SIGTERM, as the service manager sends it
+                deadline = time.monotonic() + WAIT_S
+                while "stopping" not in proxy.out.text() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                assert "stopping" in proxy.out.text()
+                upstream.go.set()  # the provider finishes only after the stop was asked for
+                got += b"".join(chunks)
+            assert proxy.close() == 0
+    finally:
+        upstream.close()
+    assert got == first + rest
+    ((_, ex),) = _exchanges(tmp_path / "h.sqlite3")
+    assert ex.outcome == "completed"
+
+
+def test_a_stream_that_outlasts_the_drain_is_cancelled_and_the_proxy_exits_0(tmp_path: Path) -> None:
+    upstream = Gated(b'data: {"choices":[{"delta":{"content":"one"}}]}\n\n', b"data: [DONE]\n\n")
+    try:
+        with running_proxy([upstream.url], tmp_path / "h.sqlite3", drain_s=0.5) as proxy, httpx.Client() as client:
+            with client.stream("POST", proxy.url + "/v1/chat/completions", json={**CHAT, "stream": True}) as resp:
+                chunks = resp.iter_raw()
+                next(chunks)
+                assert proxy.close() == 0  # the upstream never finishes: the drain's bound ends it
+                with pytest.raises(httpx.HTTPError):
+                    b"".join(chunks)
+            assert upstream.hung_up.wait(WAIT_S)
+    finally:
+        upstream.close()
+    ((_, ex),) = _exchanges(tmp_path / "h.sqlite3")
+    assert ex.outcome == "cancelled"
