@@ -78,6 +78,13 @@ def proxy_command(
     db = settings.db or default_db()
     Store.open(db).close()  # a history that cannot be used is exit 2 now, not a warning later
     say, warn = _writer(out, scrub), _writer(err, scrub)
+    from capdoctor.hosts import is_loopback_host
+
+    if settings.metrics_port is not None and not is_loopback_host(settings.metrics_host):
+        warn(
+            f"capdoctor: warning: --metrics-host {settings.metrics_host}: /metrics is reachable from other machines "
+            "(it holds no secret, but model names and error rates)"
+        )
     return asyncio.run(_serve(settings, db, say, warn, stop, ready))
 
 

@@ -141,7 +141,9 @@ async def _forward(
     request: web.Request, state: ProxyState, up: Upstream, rest: str, body: bytes, watch: Watch
 ) -> web.StreamResponse:
     assert state.session is not None
-    drop = _drop(request.headers) | {"host", TOKEN_HEADER, "content-length"}
+    # Host is the upstream's; the body is read whole, so its length is aiohttp's to set and a client's
+    # `Expect: 100-continue` has been answered here already.
+    drop = _drop(request.headers) | {"host", TOKEN_HEADER, "content-length", "expect"}
     headers = [(k, v) for k, v in request.headers.items() if k.lower() not in drop]
     try:
         upstream = await state.session.request(
