@@ -58,6 +58,24 @@ def _writer(stream: TextIO, scrub: Callable[[str], str]) -> Callable[[str], None
     return write
 
 
+def _route_aiohttp_logs(warn: Callable[[str], None]) -> None:
+    """aiohttp's own complaints (a malformed request, a handler error) become one scrubbed warning line each,
+    without a traceback: left to Python's last-resort handler they would print raw, and a bad header they quote
+    could hold a key."""
+    import logging
+
+    class Scrubbed(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            exc = f": {record.exc_info[1]!r}" if record.exc_info and record.exc_info[1] is not None else ""
+            warn(f"capdoctor: warning: aiohttp: {record.getMessage()}{exc}")
+
+    logger = logging.getLogger("aiohttp")
+    for old in [h for h in logger.handlers if type(h).__name__ == "Scrubbed"]:  # the latest proxy's lines
+        logger.removeHandler(old)
+    logger.addHandler(Scrubbed(logging.WARNING))
+    logger.propagate = False
+
+
 def _local_upstreams(settings: ProxySettings) -> dict[str, bool]:
     """Which upstreams are a local model server (an unknown or generic provider on this machine): their bare
     5xx read as the server's own trouble, as the models check reads them; a relay in front of a known provider
@@ -91,6 +109,7 @@ def proxy_command(
             f"capdoctor: warning: --metrics-host {settings.metrics_host}: /metrics is reachable from other machines "
             "(it holds no secret, but model names and error rates)"
         )
+    _route_aiohttp_logs(warn)
     if threading.current_thread() is threading.main_thread():  # the process is the proxy (not a test's thread)
         sys.setswitchinterval(SWITCH_INTERVAL_S)
     return asyncio.run(_serve(settings, db, say, warn, stop, ready))
