@@ -221,3 +221,26 @@ def test_a_burst_records_how_the_network_looked(sim: Any, tmp_path: Path) -> Non
     assert snap.reason == "burst" and {c["id"] for c in snap.data["checks"]} == {"proxy", "paths"}
     with sqlite3.connect(db) as conn:
         assert "sk-test-" not in str(conn.execute("SELECT data FROM snapshots").fetchall())
+
+
+@pytest.mark.parametrize("scenario", ["capacity", "quota", "auth", "region", "engine-overloaded", "codex-usage-limit"])
+def test_the_proxy_names_the_cause_explain_names(sim: Any, tmp_path: Path, scenario: str) -> None:
+    from capdoctor.explain import explain
+
+    sim.set_scenario(scenario)
+    db = tmp_path / "h.sqlite3"
+    with running_proxy([sim.url], db, provider="openai") as proxy:
+        got = httpx.post(
+            proxy.url + "/v1/chat/completions",
+            json={"model": "gpt-5.5", "messages": []},
+            headers={"authorization": "Bearer sk-test-" + "e" * 30},
+        )
+        proxy.close()
+    with Store.open(db) as store:
+        ((rnd, _),) = store.exchanges()
+    assert got.status_code >= 400
+    assert (
+        rnd.attempts[0].cause
+        == explain(f"HTTP {got.status_code} {got.text}").verdict.cause
+        == sim.scenario.expected_cause
+    )
