@@ -383,6 +383,52 @@ def watch_cmd(
     raise typer.Exit(watch_command(request, settings, sys.stdout, sys.stderr))
 
 
+@app.command("proxy")
+def proxy_cmd(
+    upstream: opt.Upstreams = None,
+    provider: opt.Provider = None,
+    listen: opt.Listen = None,
+    token: opt.ProxyToken = None,
+    db: opt.DbOpt = None,
+    retention: opt.Retention = None,
+    metrics_port: opt.MetricsPort = None,
+    metrics_host: opt.MetricsHost = "127.0.0.1",
+    burst_failures: opt.BurstFailures = None,
+    burst_window: opt.BurstWindow = None,
+    drain: opt.Drain = None,
+    no_network_checks: opt.NoNetworkChecks = False,
+) -> None:
+    """Pass your client's traffic through to the provider, recording and classifying every failure as it happens."""
+    from capdoctor.proxy.command import proxy_command
+    from capdoctor.proxy.settings import build
+
+    _, options = _setup(
+        None,
+        {
+            "watch.retention_days": retention,
+            "proxy.burst_failures": burst_failures,
+            "proxy.burst_window_s": burst_window,
+            "proxy.drain_s": drain,
+        },
+    )
+    settings = build(
+        upstream,
+        provider,
+        listen,
+        token,
+        dict(os.environ),
+        db=db,
+        metrics_port=metrics_port,
+        metrics_host=metrics_host,
+        retention_days=options["watch.retention_days"],
+        burst_failures=options["proxy.burst_failures"],
+        burst_window_s=options["proxy.burst_window_s"],
+        drain_s=options["proxy.drain_s"],
+        network_checks=not no_network_checks,
+    )
+    raise typer.Exit(proxy_command(settings, sys.stdout, sys.stderr))
+
+
 @app.command("history")
 def history_cmd(db: opt.DbOpt = None, since: opt.Since = None, json_out: opt.JsonOut = False) -> None:
     """What the recorded rounds show: error rate by hour of day and by model, the longest outage, the verdict."""

@@ -314,6 +314,33 @@ SPECS: tuple[OptionSpec, ...] = (
         minimum=1,
         maximum=36500,
     ),
+    OptionSpec(
+        "proxy.burst_failures",
+        "int",
+        5,
+        "Failed exchanges within --burst-window that make `capdoctor proxy` look at the network once (0: never).",
+        flag="--burst-failures",
+        minimum=0,
+        maximum=100000,
+    ),
+    OptionSpec(
+        "proxy.burst_window_s",
+        "float",
+        60.0,
+        "Seconds in which --burst-failures failed exchanges make a burst.",
+        flag="--burst-window",
+        minimum=1,
+        maximum=86400,
+    ),
+    OptionSpec(
+        "proxy.drain_s",
+        "float",
+        10.0,
+        "Seconds open exchanges may take to finish when `capdoctor proxy` is stopped.",
+        flag="--drain",
+        minimum=0,
+        maximum=600,
+    ),
     OptionSpec("demo", "bool", False, "Set by `capdoctor demo`: the target is the simulator.", user=False),
 )
 

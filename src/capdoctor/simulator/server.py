@@ -47,6 +47,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     block_on_close = False
+    request_queue_size = 512  # socketserver's 5 drops connects when hundreds of clients arrive at once (bench/proxy.py)
 
     def __init__(self, address: tuple[str, int], sim: Simulator) -> None:
         self.sim = sim
