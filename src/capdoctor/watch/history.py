@@ -264,6 +264,7 @@ def document(
                 "started": _iso(r.started),
                 "finished": _iso(r.finished),
                 "source": r.source,
+                "kind": r.kind,
                 "provider": r.provider,
                 "model": r.model,
                 "verdict": r.verdict,
