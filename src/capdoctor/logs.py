@@ -107,10 +107,12 @@ def logs_command(
     an unusable database is a usage error raised before anything is scanned.
     """
     from capdoctor.exitcodes import ExitCode, for_verdict
+    from capdoctor.options import path_problem
 
-    for p in paths:
-        if p != "-" and not os.path.lexists(p):
-            err.write(f"capdoctor: error: no such file or directory: {p}\n")
+    for p in paths:  # the rule `--log` and capdoctor.toml's `logs` follow too (options.path_problem)
+        problem = path_problem(p)
+        if problem:
+            err.write(f"capdoctor: error: {p!r} (argument PATH) {problem}\n")
             return int(ExitCode.USAGE)
     from contextlib import ExitStack
 

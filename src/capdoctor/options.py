@@ -151,11 +151,36 @@ def _since(spec: OptionSpec, value: Any, text: bool) -> str:
     return since
 
 
+class ItemError(ValueError):
+    """A list option refused for one of its items: the message names that item, not the whole list."""
+
+    def __init__(self, item: Any, phrase: str) -> None:
+        super().__init__(phrase)
+        self.item = item
+
+
+def path_problem(path: str) -> str | None:
+    """Why a log path the user named cannot be read as one, or None. The one rule for `logs PATH`, `--log` and
+    capdoctor.toml's `logs`: a name that is not there is refused before anything is sent (`-` is stdin)."""
+    import os
+
+    if path == "-":
+        return None
+    if not os.path.lexists(os.path.expanduser(path)):
+        return "does not exist"
+    return None
+
+
 def _paths(spec: OptionSpec, value: Any, text: bool) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)):
         raise ValueError(f"must be a list of paths, not {type(value).__name__}")
-    return tuple(_string(item) for item in items)
+    paths = tuple(_string(item) for item in items)
+    for path in paths:
+        problem = path_problem(path)
+        if problem:
+            raise ItemError(path, problem)
+    return paths
 
 
 KINDS: dict[str, Callable[[OptionSpec, Any, bool], Any]] = {
@@ -393,6 +418,8 @@ def check(name: str, given: Given) -> Any:
     s = BY_NAME[name]
     try:
         return KINDS[s.kind](s, given.value, given.text)
+    except ItemError as exc:
+        raise OptionError(f"{_label(s, given)} {exc.item!r} ({given.source}) {exc}") from None
     except ValueError as exc:
         raise OptionError(f"{_label(s, given)} {given.value!r} ({given.source}) {exc}") from None
 
