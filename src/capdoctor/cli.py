@@ -428,6 +428,7 @@ def main(argv: list[str] | None = None) -> None:
 
         print(get_completion_script(prog_name="capdoctor", complete_var="_CAPDOCTOR_COMPLETE", shell=args[1]))
         sys.exit(0)
+    was_devnull = _on_devnull()
     try:
         code = _app_for(args)(args=args, prog_name="capdoctor", standalone_mode=False)
     except click_exc.NoArgsIsHelpError:
@@ -443,7 +444,13 @@ def main(argv: list[str] | None = None) -> None:
     except CapdoctorError as exc:
         _say(f"capdoctor: {exc}")
         code = ExitCode.INTERNAL
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader left (`| head -1`): what it wanted was said, nothing broke
+        _silence_stdout()
+        code = 0
+    except SystemExit as exc:
+        if exc.code != 1 or not _pipe_closed(was_devnull):
+            raise
+        _silence_stdout()  # click's own answer to a closed pipe is exit 1, capdoctor's "internal error"
         code = 0
     except Exception as exc:
         if os.environ.get("CAPDOCTOR_DEBUG"):
@@ -456,6 +463,31 @@ def main(argv: list[str] | None = None) -> None:
     if code == INTERRUPTED:  # typer turns Ctrl-C into a quiet exit 130; older releases raise Abort
         _say("capdoctor: interrupted")
     _exit(int(code) if isinstance(code, int) else 0, wait=argv is not None)
+
+
+def _on_devnull() -> bool:
+    """True when stdout's file descriptor is the null device."""
+    try:
+        return os.path.samestat(os.fstat(sys.stdout.fileno()), os.stat(os.devnull))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _pipe_closed(was_devnull: bool) -> bool:
+    """True when a `SystemExit` came from a closed stdout (EPIPE), not from capdoctor: click then wraps the
+    streams in its `PacifyFlushWrapper`, and Rich (typer's help) points stdout at the null device first."""
+    return type(sys.stdout).__name__ == "PacifyFlushWrapper" or (not was_devnull and _on_devnull())
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device after its pipe closed, so the interpreter's last flush of what is still
+    buffered cannot fail again on the way out ("Exception ignored … BrokenPipeError", exit 120)."""
+    import contextlib
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _app_for(args: list[str]) -> typer.Typer:
