@@ -313,3 +313,48 @@ def test_logs_json_and_verbose_view_on_any_stdout(cli: Any, tmp_path: Path) -> N
     text = view.stdout.decode("cp1252")
     assert view.returncode == 3 and b"Traceback" not in view.stderr
     assert "\x1b" not in text and "\x07" not in text and "\\x1b]0;PWNED" in text and "— ?????" in text
+
+
+def closed_pipe_run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`capdoctor ARGS` writing into a pipe whose reader is already gone, as `| head -1` leaves it."""
+    read, write = os.pipe()
+    os.close(read)  # every write now fails with EPIPE, whatever the timing
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "capdoctor", *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("explain", "Selected model is at capacity. Please try a different model.", "-v"),
+        ("explain", "--json", "Selected model is at capacity."),
+        ("checks",),
+        ("config",),
+        ("--help",),
+    ],
+)
+def test_a_closed_pipe_is_a_quiet_exit_not_an_internal_error(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Issue 35.6: `capdoctor explain … | head -1` exited 1, the README's "internal error"."""
+    proc = closed_pipe_run(*args, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", (proc.returncode, proc.stderr)
+
+
+def test_piped_config_draws_no_boxes_and_never_wraps(cli: Any, tmp_path: Path) -> None:
+    """Issue 35.7: the README promises no hard wrap in a pipe; `config` drew boxes and folded at 80 columns."""
+    (tmp_path / "capdoctor.toml").write_text(f'[options]\nlogs = ["{tmp_path}"]\n', encoding="utf-8")
+    proc = cli("config", env={"COLUMNS": "80"}, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert not any(ch in proc.stdout for ch in "┏━┃│└┡╇"), proc.stdout[:400]
+    row = next(line for line in lines if line.split()[:1] == ["logs"])
+    assert f"{tmp_path}/capdoctor.toml:2" in row and len(row) > 80  # the whole row on one line

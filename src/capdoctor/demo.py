@@ -132,10 +132,13 @@ def print_config(target: Any, options: Any, json_out: bool) -> int:
     if json_out:
         print(json.dumps(shown, indent=2, ensure_ascii=False, default=str))
         return 0
-    from rich.console import Console
+    from rich import box as boxes
     from rich.table import Table
 
-    table = Table(title="capdoctor config", show_lines=False)
+    from capdoctor.render.console import console_for, is_tty
+
+    box = boxes.HEAVY_HEAD if is_tty(sys.stdout) else None  # a pipe: plain columns, no boxes, never wrapped
+    table = Table(title="capdoctor config", show_lines=False, box=box)
     table.add_column("setting")
     table.add_column("value")
     table.add_column("source", style="dim")
@@ -144,10 +147,10 @@ def print_config(target: Any, options: Any, json_out: bool) -> int:
             table.add_row(key, str(row.get("value", "")), str(row.get("source", "")))
         else:
             table.add_row(key, str(row), "")
-    console = Console(highlight=False)
+    console = console_for(sys.stdout)
     if table.row_count:
         console.print(table)
-    opts = Table(title="options (capdoctor.toml \\[options], flags, environment)", show_lines=False)
+    opts = Table(title="options (capdoctor.toml \\[options], flags, environment)", show_lines=False, box=box)
     for column in ("option", "value", "source"):
         opts.add_column(column, style="dim" if column == "source" else None)
     for name, row in (shown.get("options") or {}).items():
