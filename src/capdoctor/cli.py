@@ -381,7 +381,7 @@ def watch_cmd(
 
 
 @app.command("history")
-def history_cmd(db: opt.DbOpt = None, since: opt.Since = None, json_out: opt.JsonOut = False) -> None:
+def history_cmd(db: opt.DbOpt = None, since: opt.HistorySince = None, json_out: opt.JsonOut = False) -> None:
     """What the recorded rounds show: error rate by hour of day and by model, the longest outage, the verdict."""
     from capdoctor.options import Given, check
     from capdoctor.watch.command import history_command
