@@ -67,6 +67,7 @@ def run_demo(
     from capdoctor.context import Target
     from capdoctor.engine import RunRequest
     from capdoctor.exitcodes import ExitCode, for_verdict
+    from capdoctor.fallback.client import DEMO_SOURCE
     from capdoctor.simulator.server import Simulator
 
     sc = scenario_or_error(scenario)
@@ -82,7 +83,7 @@ def run_demo(
             api_key_env=None if sc.requires_key else DEMO_KEY_ENV,
             sources={
                 "provider": "demo scenario",
-                "base_url": "demo simulator",
+                "base_url": DEMO_SOURCE.format(scenario=scenario),
                 "model": "demo scenario",
                 **({} if sc.requires_key else {"api_key_env": "demo scenario", "key": "demo (a fake key)"}),
             },

@@ -18,10 +18,13 @@ import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from capdoctor.errors import CapdoctorError, UsageError
 from capdoctor.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from capdoctor.fallback.generate import Generated
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,17 @@ def _write(path: Path, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def load_note(made: Generated, write: Path | None) -> str:
+    """How to load what was generated, naming the file it is really in: the `--write` file, else the name
+    the format suggests, with the word to save this output there (nothing was written)."""
+    if write is None:
+        return f"Save this output as {made.file} (or use --write {made.file}); then: {made.load.format(file=made.file)}"
+    shown = str(write)
+    if made.syntax == "env" and "/" not in shown:
+        shown = f"./{shown}"  # `. name` would search PATH, not this folder
+    return made.load.format(file=shown)
+
+
 def run(
     opts: FallbackOptions, live: Callable[[], Any], out: TextIO, err: TextIO, env: Mapping[str, str], home: str
 ) -> int:
@@ -134,6 +148,10 @@ def run(
         report, where = read_report(opts.from_report), f"report {opts.from_report}"
     else:
         request = live()
+        if opts.fmt is not None and request.target is not None:
+            from capdoctor.fallback.generate import check_fits
+
+            check_fits(opts.fmt, request.target.provider)  # a format that cannot serve it: said before any request
         if request.target is not None and request.target.api_key:
             secrets.append(request.target.api_key)
         report, where = live_report(request, opts.report, err), "this run"
@@ -158,6 +176,8 @@ def run(
         )
     if MASK in pool.base_url:
         notes.append("The base URL carried credentials, which capdoctor never writes: put them back by hand.")
+    if made.load:
+        notes.append(load_note(made, opts.write))
     if opts.write is None:
         out.write(made.text)
     else:
