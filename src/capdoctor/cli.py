@@ -161,11 +161,11 @@ def _request(
     )
 
 
-def _validate(only: list[str] | None, skip: list[str] | None) -> None:
+def _validate(only: list[str] | None, skip: list[str] | None, only_source: str = "--only") -> None:
     """Reject unknown check ids before any discovery or network work starts."""
     from capdoctor.registry import selected_infos
 
-    selected_infos(only, skip)
+    selected_infos(only, skip, only_source)
 
 
 def _header(target: Any) -> str:
@@ -232,7 +232,7 @@ def check_cmd(
     no_color: opt.NoColor = False,
 ) -> None:
     """Run one check (and the verdict over it)."""
-    _validate([check_id], None)
+    _validate([check_id], None, "argument ID")
     target, options = _setup(
         _flags(provider, base_url, model, alt_model, api_key_env, log),
         _option_flags(timeout, since, reference_url, log),
@@ -264,10 +264,14 @@ def demo_cmd(
 def simulate_cmd(scenario: opt.Scenario = "capacity", host: opt.SimHost = "127.0.0.1", port: opt.SimPort = 0) -> None:
     """Serve the provider simulator until Ctrl-C: point your own retry/fallback code at it."""
     from capdoctor.demo import scenario_or_error
-    from capdoctor.hosts import is_loopback_host
+    from capdoctor.errors import UsageError
+    from capdoctor.hosts import bind_problem, is_loopback_host
     from capdoctor.simulator.server import serve
 
     scenario_or_error(scenario)
+    problem = bind_problem(host)
+    if problem:
+        raise UsageError(f"--host {host!r} (flag --host) {problem}")
     if not is_loopback_host(host):
         print(
             f"capdoctor: warning: --host {host} is not a loopback address: anyone who can reach this machine "

@@ -159,15 +159,31 @@ class ItemError(ValueError):
         self.item = item
 
 
-def path_problem(path: str) -> str | None:
+COMPRESSED_MAGIC = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")
+"""gzip and zstd: compressed logs are read as the text they hold, NUL bytes in their header or not."""
+
+
+def path_problem(path: str, content: bool = True) -> str | None:
     """Why a log path the user named cannot be read as one, or None. The one rule for `logs PATH`, `--log` and
-    capdoctor.toml's `logs`: a name that is not there is refused before anything is sent (`-` is stdin)."""
+    capdoctor.toml's `logs`: a name that is not there is refused before anything is sent (`-` is stdin). With
+    `content`, a named file that cannot be opened or holds binary data is refused too (`--log`, where the run
+    would otherwise probe the provider and bury it in a check); `logs` reads what it can and names the rest,
+    exit 2 when nothing could be read, so it asks without."""
     import os
 
     if path == "-":
         return None
-    if not os.path.lexists(os.path.expanduser(path)):
+    full = os.path.expanduser(path)
+    if not os.path.lexists(full):
         return "does not exist"
+    if content and os.path.isfile(full):
+        try:
+            with open(full, "rb") as fh:
+                head = fh.read(8192)
+        except OSError as exc:
+            return f"cannot be read: {exc.strerror or exc}"
+        if b"\x00" in head and not head.startswith(COMPRESSED_MAGIC):
+            return "is binary data (NUL bytes), not a log"
     return None
 
 

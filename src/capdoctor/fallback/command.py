@@ -49,6 +49,10 @@ def check_options(opts: FallbackOptions) -> None:
         raise UsageError(f"--from-report takes the target from the report; drop {', '.join(opts.target_flags)}")
     if opts.from_report is not None and opts.report is not None:
         raise UsageError("--report saves a live run's report; with --from-report nothing runs")
+    if opts.report is not None and str(opts.report) != "-":
+        from capdoctor.report import check_destination
+
+        check_destination(opts.report)  # a report that cannot be written is said now, not after the probes
     if opts.merge and opts.write is None:
         raise UsageError("--merge merges into the --write file: give --write PATH")
     if opts.write is not None:
@@ -56,7 +60,7 @@ def check_options(opts: FallbackOptions) -> None:
         if path.is_dir():
             raise UsageError(f"--write {opts.write} is a directory; give a file name")
         if not path.parent.is_dir():
-            raise UsageError(f"cannot write to {opts.write}: its folder does not exist")
+            raise UsageError(f"cannot write to {opts.write} (--write): its folder does not exist")
         if path.exists() and not opts.merge:
             raise UsageError(
                 f"{opts.write} exists; add --merge to merge into it (the diff is shown first), or write elsewhere"
