@@ -403,3 +403,20 @@ def test_explain_keeps_its_hanging_indent_on_a_terminal(monkeypatch: pytest.Monk
     assert lines[first + 1].startswith("    "), lines[first : first + 3]
     evidence = next(i for i, line in enumerate(lines) if line.startswith("  ") and " | " in line)
     assert lines[evidence + 1].startswith("  "), lines[evidence : evidence + 3]
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "blackhole"])
+def test_a_demo_marks_what_the_simulator_made_up(cli: Any, tmp_path: Path, scenario: str) -> None:
+    """Issue 35.8: demos showed the simulator's inventions as facts about this machine: an exit in Singapore,
+    "this machine has no working internet", "All Systems Operational" for a local server."""
+    proc = cli("demo", "--scenario", scenario, "-v", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "this machine has no working internet" not in text
+    for line in text.splitlines():
+        if "All Systems Operational" in line or "colo SIN" in line:
+            assert "simulated" in line, line
+    if scenario == "blackhole":
+        assert "the demo plays a machine without working internet" in text
+    else:
+        assert "simulated status page" in text and "exit SG (colo SIN), simulated" in text
