@@ -239,7 +239,9 @@ SPECS: tuple[OptionSpec, ...] = (
         "Neutral URL for the 'is the internet up' test (default: a public 204 endpoint unless lookups are off).",
         flag="--reference-url",
     ),
-    OptionSpec("status_url", "url", None, "The status page to read (default: the provider's)."),
+    OptionSpec(
+        "status_url", "url", None, "The status page to read (default: the provider's).", env="CAPDOCTOR_STATUS_URL"
+    ),
     OptionSpec("status.cache_s", "float", 300.0, "Seconds a status page answer is reused.", minimum=0),
     OptionSpec(
         "no_network_lookups",
