@@ -2,7 +2,8 @@
 
 Contract: `run(opts, live, out, err)` checks every option first (format name, `--merge` needs `--write`, an
 existing `--write` file needs `--merge`, `--from-report` excludes target flags and `--report`) so bad input
-is a usage error before anything is sent; then it gets the report — read from `--from-report` (nothing sent)
+is a usage error before anything is sent, and a `--format` that cannot serve the discovered target is refused
+before the probes too (`generate.check_fits`); then it gets the report — read from `--from-report` (nothing sent)
 or from a live diagnosis that runs only the `models` check (`live()` builds that request; `--report` saves
 it) — and builds everything from the report dict alone, so a saved report gives exactly the live output.
 It refuses to print or write anything that holds a secret (exact values of the environment's secret
