@@ -145,7 +145,8 @@ def test_old_files_are_left_out_by_default(tmp_path: Path) -> None:
 def test_skip_when_no_logs(tmp_path: Path) -> None:
     result = LogsCheck().run(_ctx(tmp_path))
     assert result.status is Status.SKIP and "no client logs found" in result.summary
-    assert LogsCheck().run(_ctx(tmp_path, logs=[str(tmp_path / "missing.log")])).status is Status.SKIP
+    with pytest.raises(UsageError, match=r"option 'logs' '.*missing.log' \(caller\) does not exist"):
+        _ctx(tmp_path, logs=[str(tmp_path / "missing.log")])  # refused where it is read, as `logs PATH` is
     with pytest.raises(UsageError, match=r"option 'since' 'soon' \(caller\) must be a duration"):
         _ctx(tmp_path, since="soon")  # a bad since never reaches the check: it is refused where it is read
 

@@ -54,6 +54,14 @@ NoColor = Annotated[bool, typer.Option("--no-color", help="No colour (NO_COLOR a
 Scenario = Annotated[str, typer.Option(click_type=choices.scenarios(), help="Simulator scenario.")]
 RefUrl = Annotated[str | None, typer.Option("--reference-url", help=help_for("reference_url"))]
 Since = Annotated[str | None, typer.Option("--since", help=help_for("since"))]
+HistorySince = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        help="Only the rounds recorded after this: a duration (7d, 12h, 30m), a date (2026-11-01) or 'all' "
+        "(default: all).",
+    ),
+]
 
 FormatOpt = Annotated[
     str | None,

@@ -84,6 +84,7 @@ def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcom
         no_inference=request.no_inference,
         verbose=request.verbose,
         options=request.options,
+        selected=frozenset(c.id for c in checks),
     )
     if any(c.id == PRIORITY_CHECK for c in checks):
         ctx.provider_budget.reserve(PRIORITY_CHECK, models_reserve(ctx.options))

@@ -111,10 +111,12 @@ def logs_command(
     """
     from capdoctor.errors import UsageError
     from capdoctor.exitcodes import ExitCode, for_verdict
+    from capdoctor.options import path_problem
 
-    for p in paths:
-        if p != "-" and not os.path.lexists(p):
-            err.write(f"capdoctor: error: no such file or directory: {p}\n")
+    for p in paths:  # the rule `--log` and capdoctor.toml's `logs` follow too (options.path_problem)
+        problem = path_problem(p, content=False)
+        if problem:
+            err.write(f"capdoctor: error: {p!r} (argument PATH) {problem}\n")
             return int(ExitCode.USAGE)
     if report is not None and str(report) != "-":
         from capdoctor.report import check_destination
@@ -136,6 +138,9 @@ def logs_command(
             run = run_logs(paths, since=since, env=os.environ, home=Path.home(), platform=sys.platform)
         except ValueError as exc:
             err.write(f"capdoctor: error: {exc}\n")
+            return int(ExitCode.USAGE)
+        if paths == ["-"] and not any(f.get("bytes") for f in run.doc.get("files") or []):
+            err.write("capdoctor: error: '-' (argument PATH): stdin is empty\n")
             return int(ExitCode.USAGE)
         nothing_read = bool(run.unreadable) and not run.read_named
         for shown, reason in run.unreadable:  # one line per input: what it is and why it was not read

@@ -295,9 +295,15 @@ def _target_table(report: Mapping[str, Any]) -> Table:
     if not isinstance(target, Mapping):
         return table
     sources = target.get("sources") or {}
+    tried = list(
+        dict.fromkeys(str(m.get("model")) for _, m, _, _ in attempts(report) if m.get("role") == "alternative")
+    )
     for key, label, source_keys in TARGET_ROWS:
         source = next((sources[k] for k in source_keys if sources.get(k)), None)
-        table.rows.append((label, human(target.get(key)), human(source)))
+        value = target.get(key)
+        if key == "alt_models" and not value and tried:  # none configured: the ones the probe picked and tried
+            value, source = tried, "none configured; picked by capdoctor (the provider's lighter models)"
+        table.rows.append((label, human(value), human(source)))
     return table
 
 
