@@ -418,7 +418,7 @@ def test_listed_model_refused_points_at_the_account(listed_but_refused: str, hom
 def test_a_check_that_had_no_time_to_send_anything_is_a_skip_and_a_decisive_gap(sim: Any, home: Path) -> None:
     """Issue 35.1: a deadline too short for one request sends nothing, so the check is `skip` with its reason
     (not ✓), and the verdict over it is inconclusive, naming the generation that went untested."""
-    from capdoctor.verdict import decide
+    from capdoctor.verdict.decision import decide
 
     result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home, deadline_s=0.1))
     assert sim.requests == []

@@ -268,3 +268,25 @@ def test_a_finding_still_wins_over_a_gap() -> None:
         ]
     )
     assert verdict.cause == "client"
+
+
+def test_a_cause_named_while_generation_went_untested_says_so_and_claims_less() -> None:
+    """The paths check timed out while the models check had no time to send anything: network, but the summary
+    says what was not tested and the confidence is capped."""
+    untested = {"what": "generation on gpt-5.5", "why": "no time left", "open_causes": ["capacity", "network"]}
+    results = [
+        CheckResult(
+            "models",
+            "Models",
+            1,
+            Status.SKIP,
+            "nothing was probed",
+            data={"untested": [{**untested, "decisive": True}]},
+        ),
+        res("paths", Status.FAIL, (C.NETWORK, S.STRONG)),
+    ]
+    verdict = decide(results)
+    assert verdict.cause == "network" and verdict.confidence <= 0.6
+    assert "Not tested: generation on gpt-5.5 (no time left), so capacity could not be ruled out" in verdict.summary
+    plain = decide([results[1]])
+    assert plain.confidence > 0.6 and "Not tested" not in plain.summary

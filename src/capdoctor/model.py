@@ -39,7 +39,7 @@ class Strength(str, Enum):
 
     `context` is recorded and shown but weighs nothing (e.g. local GPU facts when the target is a cloud API);
     `against` argues that the cause is *not* the one (e.g. healthy quota headroom argues against quota).
-    The numeric weights live in `verdict.py`, as data.
+    The numeric weights live in `verdict/weighing.py`, as data.
     """
 
     STRONG = "strong"

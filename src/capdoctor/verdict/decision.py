@@ -68,6 +68,9 @@ CLOSE_CALL = 0.8
 ALSO_MIN = 1.0
 """The least weight (after every rule) a cause needs to be named beside the primary one."""
 
+UNTESTED_CAP = 0.6
+"""The most a named cause may claim while a decisive part that could have shown another cause went untested."""
+
 NONE_TEXT = CauseText(
     "no problem",
     "No problem found: every check that could run passed.",
@@ -299,15 +302,29 @@ def _weigh(results: Sequence[CheckResult]) -> Verdict:
         )
     when = occurrence(scene.facts[top_cause])
     why = "".join(f" {r[0].upper()}{r[1:]}." for r in scene.facts[top_cause].explains)
+    confidence, untested = calibrate(raw), _untested(results, top_cause)
+    if untested:
+        confidence = min(confidence, UNTESTED_CAP)
     return Verdict(
         top_cause,
-        calibrate(raw),
-        summary(top_cause, facts) + (f" It was {when}." if when else "") + why,
+        confidence,
+        summary(top_cause, facts) + (f" It was {when}." if when else "") + why + untested,
         ranking,
         evidence_lines,
         steps_for(top_cause, [f for f, _ in evidence], facts),
         _also(results, scores, scene.facts, {top_cause}, facts),
     )
+
+
+def _untested(results: Sequence[CheckResult], cause: str) -> str:
+    """What a decisive gap left open beside `cause` (the model's generation never probed under a short deadline),
+    as a sentence for the summary; empty when no decisive gap could have named another cause."""
+    gaps = [g for g in coverage_gaps(results) if g.decisive and set(g.open_causes) - {cause}]
+    if not gaps:
+        return ""
+    others = list(dict.fromkeys(c for g in gaps for c in g.open_causes if c != cause))
+    what = "; ".join(f"{g.what} ({g.why})" for g in gaps)
+    return f" Not tested: {what}, so {', '.join(others)} could not be ruled out."
 
 
 def _nothing(results: Sequence[CheckResult], ranking: tuple[tuple[str, float], ...]) -> Verdict:
