@@ -52,6 +52,12 @@ BAD: dict[str, tuple[str, ...]] = {
     "--metrics-host": ("", "256.0.0.1"),
     "--textfile": (DIRECTORY, NO_FOLDER + ".prom"),
     "--into": (DIRECTORY, BINARY),
+    "--upstream": ("example.com", "http://", "/v1=", "ftp://127.0.0.1:9"),
+    "--listen": ("nohost", "127.0.0.1:70000", "0.0.0.0:8787"),
+    "--token": ("",),
+    "--burst-failures": ("-1", "abc"),
+    "--burst-window": ("0", "soon"),
+    "--drain": ("-1", "x"),
     "check_id": ("nosuch",),
     "paths": (MISSING,),
 }
@@ -168,6 +174,10 @@ def base_args(command: str, option: str, target: str, folder: Path) -> list[str]
         "logs": [] if option == "paths" else [str(log)],
         "watch": [*flags, "--count", "1", "--db", str(folder / "w.db"), "--timeout", "5", "--no-inference"],
         "history": ["--db", str(history)],
+        # a value let through would start the proxy (the row hangs until the test's timeout fails it)
+        "proxy": ["--upstream", target.removesuffix("/v1"), "--listen", "127.0.0.1:0", "--db", str(folder / "p.db")]
+        if option != "--upstream"
+        else ["--listen", "127.0.0.1:0"],
     }.get(command, [])
 
 

@@ -17,6 +17,7 @@ honoured for the way out, as the client itself would have. Every exchange goes t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import time
 from collections.abc import Callable
@@ -194,11 +195,10 @@ async def _relay(
     except ConnectionResetError:
         state.submit(watch.finish("cancelled", time.perf_counter()))
         return resp
-    try:
+    with contextlib.suppress(ConnectionResetError, aiohttp.ClientConnectionError):
+        # every byte the provider sent was written: a client that hangs up once it has read the stream's last
+        # event (the SDKs close on `[DONE]`) leaves a completed exchange, not a cancelled one
         await resp.write_eof()
-    except (ConnectionResetError, aiohttp.ClientConnectionError):
-        state.submit(watch.finish("cancelled", time.perf_counter()))
-        return resp
     state.submit(watch.finish("completed", time.perf_counter()))
     return resp
 

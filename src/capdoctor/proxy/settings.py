@@ -164,7 +164,7 @@ def build(
     network_checks: bool = True,
 ) -> ProxySettings:
     """The checked settings; `UsageError` (exit 2) for the first bad value, before anything listens."""
-    from capdoctor.hosts import is_loopback_host
+    from capdoctor.hosts import bind_problem, is_loopback_host
 
     mounts = [parse_upstream(v, "flag --upstream") for v in upstreams or ()]
     if provider is not None:
@@ -191,6 +191,9 @@ def build(
                 f"the proxy token ({token_source}) must be at least {MIN_TOKEN_CHARS} characters of letters, digits "
                 "and . _ ~ - (it travels in a URL path): e.g. `openssl rand -hex 24`"
             )
+    problem = bind_problem(metrics_host) if metrics_port is not None else None
+    if problem:
+        raise UsageError(f"--metrics-host {metrics_host!r} (flag --metrics-host) {problem}")
     if not is_loopback_host(host) and not secret:
         raise UsageError(
             f"--listen {listen!r} ({listen_source}) is not a loopback address: anyone who reaches this machine could "
