@@ -200,9 +200,7 @@ def test_malformed_claude_json_is_a_finding_with_its_line(home: Path, cwd: Path)
     assert t.provider == "anthropic" and t.sources["model"] == "default"
     [broken] = broken_files(home, cwd)
     # The line is the one this Python's json module blames (3.13 names the trailing comma's, line 3; before, 4).
-    line = re.match(
-        r"~/\.claude/settings\.json:(\d+): invalid JSON: .+ \(line (\d+), column \d+\)", broken["message"]
-    )
+    line = re.match(r"~/\.claude/settings\.json:(\d+): invalid JSON: .+ \(line (\d+), column \d+\)", broken["message"])
     assert line is not None and line[1] == line[2] and int(line[1]) in (3, 4), broken["message"]
 
 
