@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,11 +42,21 @@ def test_readme_documents_every_exit_code() -> None:
 
 
 def test_ci_runs_the_readme_test_command() -> None:
+    """`.ci/run` runs exactly the README's test command on this machine, and `.ci/roots` (the other Pythons)
+    reads it from under the same heading of the README, so neither can drift from what the README says."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    commands = re.findall(r"```(?:sh|bash)\n(.*?)\n```", readme, re.S)
-    assert len(commands) >= 2
-    assert commands[1].strip() in ci
+    [command] = re.findall(r"^Run the tests:\n\n```sh\n(.*?)\n```", readme, re.M | re.S)
+    assert command.startswith("python3 -m venv .venv && ") and command in ci
+    roots = subprocess.run(
+        ["bash", "-c", 'eval "$(grep "^TEST_COMMAND=" .ci/roots)" && printf %s "$TEST_COMMAND"'],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert roots.stdout == command
+    assert ".ci/roots test trixie" in ci and ".ci/roots test sid" in ci
 
 
 def test_version(cli: Any) -> None:
