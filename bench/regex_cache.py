@@ -66,6 +66,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=11)
     opts = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from capdoctor.classifier import compiled
+
+    if not hasattr(compiled, "_stored"):
+        print("no regex-program cache in this tree (removed: it saved 1-5% of each command's CPU time); run this at a")
+        print("commit that has one (git log bench/regex_cache.py) to compare, or give a new cache the same switch")
+        return 0
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "client.log"
