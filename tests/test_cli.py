@@ -183,3 +183,13 @@ def test_a_run_builds_only_the_command_it_names() -> None:
     assert cli._app_for(["--help"]) is cli.app and cli._app_for([]) is cli.app
     assert cli._app_for(["diagnos"]) is cli.app  # a typo gets the whole app, which suggests the right name
     assert len(cli.app.registered_commands) > 10  # the narrowed copy left the app itself whole
+
+
+def test_history_describes_its_own_since() -> None:
+    """Issue 35.9: `history --help` described `--since` in the logs command's words (discovered logs, logs you
+    name); it filters recorded rounds."""
+    from tests.conftest import run_cli
+
+    help_text = " ".join(run_cli("history", "--help", env={"COLUMNS": "400"}).stdout.split())
+    assert "Only the rounds recorded after this" in help_text
+    assert "logs you name" not in help_text and "discovered logs" not in help_text

@@ -586,3 +586,20 @@ def test_setup_problems_of_another_provider_are_context_only(home: Path) -> None
     on = ClientCheck().run(make_ctx(home, [], target=anthropic))
     assert [f.strength for f in on.findings if "nothing listens" in f.message] == [Strength.MODERATE]
     assert on.status is Status.FAIL
+
+
+@posix_only
+def test_a_client_running_from_outside_path_is_not_called_absent(tmp_path: Path) -> None:
+    """Issue 35.9: the summary said "no known AI client on PATH" while its details counted running sessions."""
+    fake = tmp_path / "codex"
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", fake)
+    procs = [subprocess.Popen([str(fake), "30"]) for _ in range(2)]
+    try:
+        result = ClientCheck().run(make_ctx(tmp_path, []))  # an empty PATH: no client installed on it
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    assert result.data["sessions"].get("codex", 0) >= 2
+    assert "no known AI client" not in result.summary and "Codex CLI running (not from PATH)" in result.summary
+    assert any("running session(s) (its executable is not on PATH)" in d for d in result.details)

@@ -10,7 +10,7 @@ import pytest
 from capdoctor.clientuse import ClientInUse, client_in_use, switched_model
 from capdoctor.discovery import DiscoveryFlags, discover
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength
-from capdoctor.verdict import CAUSE_TEXT, decide, fit_step
+from capdoctor.verdict.decision import CAUSE_TEXT, decide, fit_step
 
 CODEX = {"id": "codex", "name": "Codex CLI", "version": "0.55.0", "path": "/usr/bin/codex"}
 CLAUDE = {"id": "claude", "name": "Claude Code", "version": "2.0.1", "path": "/usr/bin/claude"}
@@ -127,10 +127,11 @@ def test_network_steps_show_a_command_once() -> None:
     )
     verdict = decide([_result(Cause.NETWORK, steps, "paths")])
     commands = [s.command for s in verdict.next_steps if s.command]
-    assert commands == ["capdoctor check paths"]
+    assert commands.count("capdoctor check paths") == 1 and len(commands) == len(set(commands))
     texts = [s.text for s in verdict.next_steps]
     assert len(texts) == len(set(texts)) and texts[:2] == [s.text for s in steps]
-    assert any("TUN" in t for t in texts)  # generic advice on another topic is kept
+    assert "capdoctor check proxy" in commands  # generic advice on another topic is kept
+    assert not any("TUN" in t or "exit node" in t for t in texts)  # no proxy or TUN was seen
 
 
 def test_quota_steps_drop_generic_advice_a_finding_already_gave() -> None:

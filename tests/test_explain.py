@@ -45,9 +45,17 @@ def test_one_decisive_line_is_a_verdict(text: str, cause: str) -> None:
     assert result.evidence and result.evidence[0].cause == cause and result.evidence[0].layer
 
 
-def test_conflicting_evidence_is_inconclusive() -> None:
+def test_two_errors_in_a_paste_are_both_named() -> None:
+    """A reset, then a spent quota: both are present, not in conflict; the quota the paste ends on blocks."""
     text = 'Error: read ECONNRESET\nError: {"error":{"type":"insufficient_quota","code":"insufficient_quota"}}\n'
-    assert explain(text).verdict.cause == "inconclusive"
+    verdict = explain(text).verdict
+    assert verdict.cause == "quota" and [a.cause for a in verdict.also] == ["network"]
+
+
+def test_one_record_that_points_two_ways_is_inconclusive() -> None:
+    text = 'HTTP 529 {"type":"error","error":{"type":"overloaded_error"}} insufficient_quota: 429 Too Many Requests'
+    verdict = explain(text).verdict
+    assert verdict.cause == "inconclusive", verdict.ranking
 
 
 def test_an_error_body_under_its_status_line_is_judged_with_it() -> None:
@@ -72,11 +80,11 @@ def test_the_json_document(cli: Any) -> None:
     assert proc.returncode == int(ExitCode.QUOTA), proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["schema"] == SCHEMA and doc["version"]
-    assert set(doc["verdict"]) == {"cause", "confidence", "summary", "next_steps"}
+    assert {"cause", "confidence", "summary", "next_steps", "also"} <= set(doc["verdict"])
     assert doc["verdict"]["cause"] == "quota" and 0 < doc["verdict"]["confidence"] <= 1
     assert doc["verdict"]["next_steps"] and all("text" in s for s in doc["verdict"]["next_steps"])
     for e in doc["evidence"]:
-        assert set(e) == {"signature", "cause", "layer", "strength", "excerpt"}
+        assert set(e) == {"signature", "title", "cause", "layer", "strength", "excerpt"}
         assert e["layer"] in ("structure", "provider", "phrase", "status")
 
 
@@ -142,3 +150,12 @@ def test_a_client_crash_yields_to_the_refusal_beside_it() -> None:
     both = explain(crash + "\nopenai.RateLimitError: Error code: 429 - Rate limit reached for requests")
     assert both.verdict.cause == "quota"
     assert {e.signature: e.strength for e in both.evidence}["phrase.client_bug.en"] == "context"
+
+
+def test_excerpts_are_cut_at_word_boundaries() -> None:
+    text = (
+        'Error: {"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"You exceeded your '
+        'current quota, please check your plan and billing details for more information"}}'
+    )
+    for e in explain(text).evidence:
+        assert e.excerpt.endswith(("…", "}")) and not e.excerpt.endswith("quot"), e.excerpt

@@ -116,10 +116,32 @@ def test_write_then_merge_shows_the_diff_and_keeps_the_users_lines(sim: Any, cli
     assert fresh.returncode == 0 and fresh.stdout == "" and yaml.safe_load((cwd / "new.yaml").read_text("utf-8"))
 
 
-def test_diagnose_names_the_fallback_command_for_the_client_in_use(cli: Any) -> None:
-    proc = cli("demo", "--scenario", "capacity", "--json")
+@pytest.mark.scenario("capacity")
+def test_diagnose_names_the_fallback_command_for_the_client_in_use(sim: Any, cli: Any, tmp_path: Path) -> None:
+    target = ["--provider", "openai", "--base-url", sim.base_url("openai"), "--model", "gpt-5.5"]
+    proc = cli("diagnose", *target, "--only", "models", "--json", cwd=tmp_path)
     steps = [s.get("command", "") for s in json.loads(proc.stdout)["verdict"]["next_steps"]]
-    assert "capdoctor fallback --format litellm" in steps
+    assert "capdoctor fallback --format litellm " + " ".join(target) in steps
+
+
+def test_the_fallback_step_after_a_demo_leads_to_the_demos_pool_and_nowhere_else(cli: Any, tmp_path: Path) -> None:
+    """Issue 35.3: after `demo` the step was a bare `capdoctor fallback`: the demo's target dropped, it would
+    probe whatever the environment names (a real provider with a real key). Followed word for word, the step
+    now replays the demo into a report and builds the pool from it, sending nothing anywhere else."""
+    import shlex
+
+    proc = cli("demo", "--scenario", "capacity", "--json", cwd=tmp_path)
+    step = next(
+        s["command"] for s in json.loads(proc.stdout)["verdict"]["next_steps"] if "fallback" in s.get("command", "")
+    )
+    first, then = step.split(" && ")
+    assert "--from-report" in then and "--provider" not in then
+    for command in (first, then):
+        words = shlex.split(command)
+        assert words[0] == "capdoctor"
+        ran = cli(*words[1:], cwd=tmp_path, env={"OPENAI_API_KEY": "sk-real-looking-key-000000000000"})
+        assert ran.returncode == 0, ran.stderr
+    assert "gpt-5.4-mini" in ran.stdout  # the demo's alternative that answered
 
 
 @pytest.mark.parametrize(
@@ -178,3 +200,47 @@ def test_help_names_every_format(cli: Any) -> None:
 
     shown = " ".join(cli("fallback", "--help", env={"COLUMNS": "300"}).stdout.split())
     assert all(name in shown for name in FORMATS)
+
+
+@pytest.mark.scenario("capacity")
+def test_a_format_that_cannot_serve_the_target_is_refused_before_any_request(
+    sim: Any, cli: Any, tmp_path: Path
+) -> None:
+    """Issue 35.3: `--format claude-code` on an OpenAI target probed (4–5 requests) and then refused."""
+    target = ["--provider", "openai", "--base-url", sim.base_url("openai"), "--model", "gpt-5.5"]
+    for fmt in ("claude-code", "anthropic-python"):
+        proc = cli("fallback", *target, "--format", fmt, cwd=tmp_path)
+        assert proc.returncode == 2 and "the target is openai" in proc.stderr, proc.stderr
+    assert sim.requests == []
+
+
+@pytest.mark.scenario("capacity")
+@pytest.mark.parametrize(
+    ("fmt", "name", "hint"),
+    [
+        ("litellm", "pool.yaml", "litellm --config pool.yaml"),
+        ("env", "pool.env", ". ./pool.env"),
+    ],
+)
+def test_the_load_hint_names_the_file_really_written(
+    sim: Any, cli: Any, tmp_path: Path, fmt: str, name: str, hint: str
+) -> None:
+    """Issue 35.3: `--write FILE` printed a hint naming another file (`capdoctor-litellm.yaml`), and
+    `--format env` told the user to source `./capdoctor-fallback.env`, which was never written."""
+    target = ["--provider", "openai", "--base-url", sim.base_url("openai"), "--model", "gpt-5.5"]
+    written = cli("fallback", *target, "--format", fmt, "--write", name, cwd=tmp_path)
+    assert written.returncode == 0 and (tmp_path / name).is_file(), written.stderr
+    assert hint in written.stderr and "capdoctor-" not in written.stderr.replace("capdoctor fallback:", "")
+    printed = cli("fallback", *target, "--format", fmt, cwd=tmp_path)
+    assert printed.returncode == 0, printed.stderr
+    assert "Save this output as " in printed.stderr  # nothing was written: the hint says to save it first
+
+
+@pytest.mark.scenario("capacity")
+def test_env_names_the_models_that_answered_even_at_the_default_url(sim: Any, cli: Any, tmp_path: Path) -> None:
+    """Issue 35.3: for an OpenAI-style target `--format env` emitted only the base URL (nothing at all at the
+    provider's default URL); the pool itself is always there now."""
+    target = ["--provider", "openai", "--base-url", sim.base_url("openai"), "--model", "gpt-5.5"]
+    proc = cli("fallback", *target, "--format", "env", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "export CAPDOCTOR_FALLBACK_MODEL=gpt-5.4-mini" in proc.stdout.splitlines()

@@ -54,7 +54,7 @@ def test_codex_profile_parses_and_holds_the_keys_codex_documents() -> None:
     assert provider["base_url"] == "http://127.0.0.1:9/v1" and provider["env_key"] == "OPENAI_API_KEY"
     assert provider["wire_api"] == "responses" and provider["name"]
     assert provider["request_max_retries"] >= 1 and provider["stream_max_retries"] >= 1
-    assert "codex --profile capdoctor-fallback" in made.text and any("codex --profile" in n for n in made.notes)
+    assert "codex --profile capdoctor-fallback" in made.text and "codex --profile" in made.load
     assert "gpt-5.4-mini 3/3 answered" in header(made.text)
 
 
@@ -75,7 +75,8 @@ def test_claude_code_settings_env_block_and_fallback_models() -> None:
     assert settings["fallbackModel"] == ["claude-haiku-4-5"]
     assert not any("KEY" in name or "TOKEN" in name for name in env)
     notes = "\n".join(made.notes)  # JSON has no comments: the provenance goes to stderr
-    assert "capdoctor 0.1.0" in notes and "claude-sonnet-4-6 3/3 answered" in notes and "claude --settings" in notes
+    assert "capdoctor 0.1.0" in notes and "claude-sonnet-4-6 3/3 answered" in notes
+    assert "claude --settings {file}" in made.load
     official = json.loads(
         generate(
             pool("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", alts=ANTHROPIC.alternatives[:1]),
@@ -131,7 +132,12 @@ def test_anthropic_snippet_sends_a_gateway_token_as_auth_token() -> None:
 def test_env_lines_for_anthropic_match_the_claude_code_block() -> None:
     text = generate(ANTHROPIC, "env").text
     lines = dict(line.removeprefix("export ").split("=", 1) for line in text.splitlines() if line.startswith("export"))
+    ours = {name: lines.pop(name) for name in ("CAPDOCTOR_FALLBACK_MODEL", "CAPDOCTOR_FALLBACK_MODELS")}
     assert lines == json.loads(generate(ANTHROPIC, "claude-code").text)["env"]
+    assert ours == {
+        "CAPDOCTOR_FALLBACK_MODEL": "claude-sonnet-4-6",
+        "CAPDOCTOR_FALLBACK_MODELS": "claude-sonnet-4-6,claude-haiku-4-5",
+    }
     assert "The key stays in ANTHROPIC_API_KEY" in header(text)
 
 

@@ -287,7 +287,7 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The diagnosis engine replaced by one that records the request and returns an empty, real outcome."""
     from capdoctor import engine
     from capdoctor.report import build
-    from capdoctor.verdict import decide
+    from capdoctor.verdict.decision import decide
 
     seen: list[Any] = []
 

@@ -182,3 +182,20 @@ def test_config_shows_every_option_with_its_source(project: Path, home: Path) ->
 
     table = run_cli("config", cwd=project, env={"COLUMNS": "400"})
     assert "models.max_attempts" in table.stdout and "capdoctor.toml:2" in table.stdout
+
+
+def test_a_missing_log_path_is_the_same_usage_error_for_every_command(sim: Any, project: Path) -> None:
+    """Issue 35.2: `diagnose --log`, `check logs --log`, capdoctor.toml's `logs` and `logs PATH` name a path
+    that is not there: one rule for all of them, exit 2 with one line before any request."""
+    missing = str(project / "nonexistent.log")
+    lines = [
+        one_error_line(run_cli("diagnose", *target_args(sim), "--log", missing, cwd=project)),
+        one_error_line(run_cli("check", "logs", *target_args(sim), "--log", missing, cwd=project)),
+        one_error_line(run_cli("logs", missing, cwd=project)),
+    ]
+    assert f"--log {missing!r} (flag --log) does not exist" in lines[0] and lines[1] == lines[0]
+    assert f"{missing!r} (argument PATH) does not exist" in lines[2]
+    (project / "capdoctor.toml").write_text('[options]\nlogs = ["gone.log"]\n', encoding="utf-8")
+    line = one_error_line(run_cli("diagnose", *target_args(sim), cwd=project))
+    assert f"option 'logs' 'gone.log' ({project / 'capdoctor.toml'}:2) does not exist" in line
+    assert sim.requests == []

@@ -413,3 +413,35 @@ def test_listed_model_refused_points_at_the_account(listed_but_refused: str, hom
     found = by_cause(result)
     assert (Cause.ACCOUNT, Strength.MODERATE) in found
     assert (Cause.CLIENT, Strength.STRONG) not in found
+
+
+def test_a_check_that_had_no_time_to_send_anything_is_a_skip_and_a_decisive_gap(sim: Any, home: Path) -> None:
+    """Issue 35.1: a deadline too short for one request sends nothing, so the check is `skip` with its reason
+    (not ✓), and the verdict over it is inconclusive, naming the generation that went untested."""
+    from capdoctor.verdict.decision import decide
+
+    result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home, deadline_s=0.1))
+    assert sim.requests == []
+    assert result.status is Status.SKIP
+    assert result.summary.startswith("nothing was probed:") and "raise --timeout" in result.summary
+    (gap,) = result.data["untested"]
+    assert gap["what"] == "generation on gpt-5.5" and gap["decisive"] is True
+    from dataclasses import replace
+
+    tested = replace(result, id="proxy", title="Proxy", status=Status.PASS, summary="ok", findings=(), data={})
+    verdict = decide([result, tested])
+    assert verdict.cause == "inconclusive" and "generation on gpt-5.5" in verdict.summary
+
+
+def test_under_a_short_deadline_the_primary_is_probed_before_the_model_list(sim: Any, home: Path) -> None:
+    """Issue 35.1: with time for about one request, that request is the primary's generation, which decides,
+    not the model list (a server that never answers would spend the whole deadline on the list)."""
+    result = ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home, deadline_s=3.0))
+    assert sim.requests and sim.requests[0]["method"] == "POST", sim.requests[:1]
+    assert result.data["models"][0]["model"] == "gpt-5.5" and result.data["models"][0]["attempts"]
+    assert result.data["untested"] == []
+
+
+def test_with_time_enough_the_model_list_still_goes_first(sim: Any, home: Path) -> None:
+    ModelsCheck().run(ctx_for(sim.base_url("openai"), "openai", "gpt-5.5", home))
+    assert sim.requests[0]["method"] == "GET"

@@ -129,3 +129,28 @@ def test_skips_without_the_models_check(home: Path) -> None:
     c = Context(env={}, home=home, cwd=home, target=target)
     result = QuotaCheck().run(c)
     assert result.status is Status.SKIP and "models" in result.summary
+
+
+@pytest.mark.scenario("rate-limit")
+@pytest.mark.parametrize("no_inference", [False, True])
+def test_run_alone_the_quota_check_sends_the_smallest_probe_it_needs_and_says_so(
+    sim: Any, home: Path, no_inference: bool
+) -> None:
+    """Issue 35.5: `capdoctor check quota` said "no probe responses to read (the models check did not run)".
+    Alone, it sends one request of its own (a generation, or the model list under --no-inference)."""
+    target = Target("openai", sim.base_url("openai"), "gpt-5.5", api_key="sk-test-quota-alone-0000")
+    ctx = Context(env={}, home=home, cwd=home, target=target, no_inference=no_inference, selected=frozenset({"quota"}))
+    result = QuotaCheck().run(ctx)
+    sent = [r["method"] for r in sim.requests]
+    assert sent == (["GET"] if no_inference else ["POST"]), sent
+    assert "this check sent itself: the models check did not run" in result.summary
+    if not no_inference:
+        assert result.status is Status.FAIL and any(f.cause is Cause.QUOTA for f in result.findings)
+
+
+@pytest.mark.scenario("rate-limit")
+def test_in_a_run_with_the_models_check_the_quota_check_sends_nothing_of_its_own(sim: Any, home: Path) -> None:
+    target = Target("openai", sim.base_url("openai"), "gpt-5.5", api_key="sk-test-quota-alone-0000")
+    ctx = Context(env={}, home=home, cwd=home, target=target, selected=frozenset({"quota", "models"}))
+    result = QuotaCheck().run(ctx)  # the models result is not there (overran): nothing is sent in its place
+    assert sim.requests == [] and result.status is Status.SKIP

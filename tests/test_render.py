@@ -14,7 +14,7 @@ from capdoctor.errors import UsageError
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength
 from capdoctor.render import for_path, terminal
 from capdoctor.report import SCHEMA, build, write_atomic
-from capdoctor.verdict import decide
+from capdoctor.verdict.decision import decide
 
 FAKE_KEY = "sk-test-FAKEKEY0123456789abcdefghij"
 
@@ -141,3 +141,44 @@ def test_terminal_ascii_glyphs() -> None:
     console = Console(record=True, width=100, color_system=None)
     terminal.render(sample_report(), console, ascii_only=True)
     assert "[XX] Switch model" in console.export_text()
+
+
+def test_every_view_names_what_else_is_present() -> None:
+    """A capacity verdict beside a quota hit: the terminal, Markdown, HTML and JSON views all show the quota."""
+    results = [
+        CheckResult(
+            "models",
+            "Switch model",
+            1,
+            Status.FAIL,
+            "gpt-5.5 overloaded",
+            (Finding(Cause.CAPACITY, Strength.STRONG, "gpt-5.5 overloaded while gpt-5.4-mini answers"),),
+        ),
+        CheckResult(
+            "logs",
+            "Logs",
+            8,
+            Status.WARN,
+            "1 error line",
+            (
+                Finding(
+                    Cause.QUOTA,
+                    Strength.MODERATE,
+                    "Plan usage limit reached: seen 1x in the logs",
+                    {"count": 1, "first": "2026-12-06T10:00:00Z", "last": "2026-12-06T10:00:00Z", "title": "Usage"},
+                ),
+            ),
+        ),
+    ]
+    report = build(results, decide(results), None, datetime(2026, 12, 7, tzinfo=timezone.utc))
+    assert [a["cause"] for a in report["verdict"]["also"]] == ["quota"]
+    console = Console(record=True, width=100, color_system=None)
+    terminal.render(report, console)
+    views = {
+        "terminal": console.export_text(),
+        "markdown": for_path(Path("t.md"))(report),
+        "html": for_path(Path("t.html"))(report),
+    }
+    for name, text in views.items():
+        assert "Also present" in text and "Quota or rate limit: Usage" in text, name
+    assert "6 Dec 10:00 UTC" in views["markdown"]  # when, in words

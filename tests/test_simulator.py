@@ -800,3 +800,42 @@ def test_serve_prints_base_urls_and_one_line_per_request_without_secrets() -> No
     assert not runner.is_alive()
     assert "POST /v1/chat/completions 503" in lines
     assert not any(KEY in ln for ln in lines)
+
+
+@pytest.mark.scenario("capacity")
+def test_every_printed_diagnose_line_reaches_the_scenarios_verdict(sim: Any, tmp_path: Path) -> None:
+    """Issue 35.4: the printed base URLs, followed, led to wrong verdicts (`--base-url …/v1` alone probes a
+    local default model; the anthropic default model was unknown; the ollama root 404'd). Each printed line,
+    run word for word, must reach the scenario's verdict."""
+    import shlex
+    import threading
+
+    from capdoctor.simulator.routes import PREFIXES
+    from capdoctor.simulator.server import diagnose_command, serve
+    from tests.conftest import run_cli
+
+    printed: list[str] = []
+    stop = threading.Event()
+    thread = threading.Thread(target=serve, args=("capacity", "127.0.0.1", 0, printed.append, stop), daemon=True)
+    thread.start()
+    while not any(line.startswith("Press Ctrl+C") for line in printed):
+        thread.join(0.05)
+    stop.set()
+    thread.join()
+    assert sum("capdoctor diagnose --provider" in line for line in printed) == len(PREFIXES)
+    for provider in PREFIXES:
+        words = shlex.split(diagnose_command(sim, provider))
+        start = words.index("capdoctor")
+        env = dict(w.split("=", 1) for w in words[:start])  # the line's `NAME=value` prefix
+        proc = run_cli(*words[start + 1 :], "--json", env=env, cwd=tmp_path)
+        verdict = json.loads(proc.stdout)["verdict"]["cause"]
+        assert verdict == "capacity", (provider, verdict, proc.stderr[-300:])
+
+
+def test_the_simulator_serves_the_models_diagnose_picks_by_default() -> None:
+    from capdoctor.providers.catalog import adapter_for
+    from capdoctor.simulator.payloads import ALSO_SERVED, CATALOG
+
+    for shape in ("anthropic", "gemini"):
+        served = (CATALOG[shape][0], *ALSO_SERVED.get(shape, ()), *CATALOG[shape][1])
+        assert adapter_for(shape).default_model in served, shape

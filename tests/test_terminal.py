@@ -4,6 +4,7 @@ and any stdout encoding."""
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import re
@@ -25,7 +26,7 @@ from capdoctor.render import checks as checks_render
 from capdoctor.render import terminal
 from capdoctor.render.console import PIPE_WIDTH, console_for
 from capdoctor.report import build
-from capdoctor.verdict import decide
+from capdoctor.verdict.decision import decide
 
 ANSI = re.compile(r"\x1b\[")
 LONG_COMMAND = "capdoctor diagnose --provider openai --model MODEL --api-key-env OPENAI_API_KEY --timeout 60"
@@ -313,3 +314,109 @@ def test_logs_json_and_verbose_view_on_any_stdout(cli: Any, tmp_path: Path) -> N
     text = view.stdout.decode("cp1252")
     assert view.returncode == 3 and b"Traceback" not in view.stderr
     assert "\x1b" not in text and "\x07" not in text and "\\x1b]0;PWNED" in text and "— ?????" in text
+
+
+def closed_pipe_run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`capdoctor ARGS` writing into a pipe whose reader is already gone, as `| head -1` leaves it."""
+    read, write = os.pipe()
+    os.close(read)  # every write now fails with EPIPE, whatever the timing
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "capdoctor", *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("explain", "Selected model is at capacity. Please try a different model.", "-v"),
+        ("explain", "--json", "Selected model is at capacity."),
+        ("checks",),
+        ("config",),
+        ("--help",),
+    ],
+)
+def test_a_closed_pipe_is_a_quiet_exit_not_an_internal_error(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Issue 35.6: `capdoctor explain … | head -1` exited 1, the README's "internal error"."""
+    proc = closed_pipe_run(*args, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", (proc.returncode, proc.stderr)
+
+
+def test_piped_config_draws_no_boxes_and_never_wraps(cli: Any, tmp_path: Path) -> None:
+    """Issue 35.7: the README promises no hard wrap in a pipe; `config` drew boxes and folded at 80 columns."""
+    (tmp_path / "capdoctor.toml").write_text(f'[options]\nlogs = ["{tmp_path}"]\n', encoding="utf-8")
+    proc = cli("config", env={"COLUMNS": "80"}, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert not any(ch in proc.stdout for ch in "┏━┃│└┡╇"), proc.stdout[:400]
+    row = next(line for line in lines if line.split()[:1] == ["logs"])
+    assert f"{tmp_path}/capdoctor.toml:2" in row and len(row) > 80  # the whole row on one line
+
+
+def test_a_wrap_never_parts_a_number_from_its_unit() -> None:
+    """Issue 35.7: a check line wrapped between "(11" and "ms)" at some widths; the pair is one unit now, and
+    what is printed still has a plain space (a copied or grepped `11 ms` reads as ever)."""
+    report = long_report()
+    report["checks"][0]["duration_ms"] = 11
+    for width in range(40, 140):
+        console = Console(file=io.StringIO(), width=width, force_terminal=True, color_system=None)
+        terminal.render(report, console)
+        text = console.file.getvalue()  # type: ignore[attr-defined]
+        lines = text.splitlines()
+        assert not any(
+            re.search(r"\d$", line) and nxt.lstrip().startswith("ms)") for line, nxt in itertools.pairwise(lines)
+        )
+        assert "(11 ms)" in text and "\ue000" not in text
+
+
+def test_the_footer_offers_minus_v_only_to_a_reader_without_it() -> None:
+    """Issue 35.7: the closing line suggested `-v` to a reader who had given `-v`."""
+    for verbose in (False, True):
+        out = io.StringIO()
+        terminal.render(long_report(), console_for(out), verbose=verbose)
+        last = out.getvalue().splitlines()[-1]
+        assert ("details: -v" in last) is not verbose and "--report FILE" in last
+
+
+def test_explain_keeps_its_hanging_indent_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35.7: `explain`'s wrapped evidence and steps started at column 0 on a narrow terminal."""
+    from capdoctor import __version__
+    from capdoctor.explain import explain, to_json
+    from capdoctor.render import explain as explain_view
+
+    doc = to_json(explain("Error 529: Overloaded. The model is at capacity, please try again later " * 3), __version__)
+    monkeypatch.setenv("COLUMNS", "60")
+    out = io.StringIO()
+    out.isatty = lambda: True  # type: ignore[method-assign]
+    explain_view.render(doc, out, verbose=True)
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).splitlines()
+    steps = lines.index("Next steps")
+    first = next(i for i in range(steps, len(lines)) if lines[i].startswith(" 1. "))
+    assert lines[first + 1].startswith("    "), lines[first : first + 3]
+    evidence = next(i for i, line in enumerate(lines) if line.startswith("  ") and " | " in line)
+    assert lines[evidence + 1].startswith("  "), lines[evidence : evidence + 3]
+
+
+@pytest.mark.parametrize("scenario", ["healthy", "blackhole"])
+def test_a_demo_marks_what_the_simulator_made_up(cli: Any, tmp_path: Path, scenario: str) -> None:
+    """Issue 35.8: demos showed the simulator's inventions as facts about this machine: an exit in Singapore,
+    "this machine has no working internet", "All Systems Operational" for a local server."""
+    proc = cli("demo", "--scenario", scenario, "-v", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "this machine has no working internet" not in text
+    for line in text.splitlines():
+        if "All Systems Operational" in line or "colo SIN" in line:
+            assert "simulated" in line, line
+    if scenario == "blackhole":
+        assert "the demo plays a machine without working internet" in text
+    else:
+        assert "simulated status page" in text and "exit SG (colo SIN), simulated" in text

@@ -17,7 +17,7 @@ from capdoctor.render import html as html_render
 from capdoctor.render import markdown
 from capdoctor.render.ticket import human, ticket
 from capdoctor.report import build
-from capdoctor.verdict import decide
+from capdoctor.verdict.decision import decide
 
 REPR = re.compile(r"\bNone\b|\bTrue\b|\bFalse\b|\['|\{'")
 """Python values leaking into a ticket."""
@@ -184,3 +184,25 @@ def test_report_to_stdout_is_the_markdown_ticket(cli: Any, tmp_path: Path) -> No
     assert "Verdict: quota" in proc.stdout and "demo: verdict matches" not in proc.stdout
     both = cli("demo", "--json", "--report", "-", cwd=tmp_path)
     assert both.returncode == 2 and "use one of them" in both.stderr
+
+
+def test_the_target_table_names_the_alternative_the_probe_tried() -> None:
+    """Issue 35.9: with no alternative configured the table said "alternative models —" while the attempts
+    listed the lighter model capdoctor picked and tried."""
+    models = CheckResult(
+        "models",
+        "Switch model",
+        1,
+        Status.FAIL,
+        "gpt-5.5 fails",
+        data={
+            "models": [
+                {"model": "gpt-5.5", "role": "primary", "attempts": [{"status": 529, "kind": "http"}]},
+                {"model": "gpt-5.4-mini", "role": "alternative", "attempts": [{"status": 200, "kind": "ok"}]},
+            ]
+        },
+    )
+    target = Target("openai", "https://api.openai.com/v1", "gpt-5.5")
+    md = markdown.render(_report(target, [models]))
+    assert "| alternative models | gpt-5.4-mini | none configured; picked by capdoctor" in md
+    assert "| alternative models | — |" not in md

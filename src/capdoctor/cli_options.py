@@ -54,6 +54,14 @@ NoColor = Annotated[bool, typer.Option("--no-color", help="No colour (NO_COLOR a
 Scenario = Annotated[str, typer.Option(click_type=choices.scenarios(), help="Simulator scenario.")]
 RefUrl = Annotated[str | None, typer.Option("--reference-url", help=help_for("reference_url"))]
 Since = Annotated[str | None, typer.Option("--since", help=help_for("since"))]
+HistorySince = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        help="Only the rounds recorded after this: a duration (7d, 12h, 30m), a date (2026-11-01) or 'all' "
+        "(default: all).",
+    ),
+]
 
 FormatOpt = Annotated[
     str | None,
@@ -113,4 +121,33 @@ Textfile = Annotated[
 ExplainText = Annotated[
     list[str] | None,
     typer.Argument(metavar="[TEXT]...", help="The error text (quote it); - or none with a pipe: read stdin."),
+]
+Upstreams = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--upstream",
+        metavar="[/PREFIX=]URL",
+        help="Where requests go: the path is appended to URL's; /PREFIX=URL serves URL under /PREFIX (repeatable).",
+    ),
+]
+Listen = Annotated[
+    str | None, typer.Option("--listen", metavar="HOST:PORT", help="Address to listen on. [default: 127.0.0.1:8787]")
+]
+ProxyToken = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        help="Clients must send this (x-capdoctor-token header, or /_t/TOKEN/ before the path); required "
+        "off loopback. CAPDOCTOR_PROXY_TOKEN keeps it out of `ps`.",
+    ),
+]
+BurstFailures = Annotated[
+    str | None, typer.Option("--burst-failures", metavar="N", help=help_for("proxy.burst_failures"))
+]
+BurstWindow = Annotated[
+    str | None, typer.Option("--burst-window", metavar="SECONDS", help=help_for("proxy.burst_window_s"))
+]
+Drain = Annotated[str | None, typer.Option("--drain", metavar="SECONDS", help=help_for("proxy.drain_s"))]
+NoNetworkChecks = Annotated[
+    bool, typer.Option("--no-network-checks", help="Never run the network checks at a burst of failures.")
 ]

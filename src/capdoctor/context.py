@@ -104,6 +104,9 @@ class Context:
     results: dict[str, CheckResult] = field(default_factory=dict)
     now: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))
     budget: RunBudget | None = None
+    selected: frozenset[str] = frozenset()
+    """The ids of the checks this run runs (empty: not said). A check that reads another's result can tell "not
+    part of this run" (run alone: do the least it needs itself) from "part of it, but no result yet"."""
 
     def __post_init__(self) -> None:
         from capdoctor.budget import RunBudget, origin_of

@@ -67,6 +67,7 @@ def run_demo(
     from capdoctor.context import Target
     from capdoctor.engine import RunRequest
     from capdoctor.exitcodes import ExitCode, for_verdict
+    from capdoctor.fallback.client import DEMO_SOURCE
     from capdoctor.simulator.server import Simulator
 
     sc = scenario_or_error(scenario)
@@ -82,7 +83,7 @@ def run_demo(
             api_key_env=None if sc.requires_key else DEMO_KEY_ENV,
             sources={
                 "provider": "demo scenario",
-                "base_url": "demo simulator",
+                "base_url": DEMO_SOURCE.format(scenario=scenario),
                 "model": "demo scenario",
                 **({} if sc.requires_key else {"api_key_env": "demo scenario", "key": "demo (a fake key)"}),
             },
@@ -132,10 +133,13 @@ def print_config(target: Any, options: Any, json_out: bool) -> int:
     if json_out:
         print(json.dumps(shown, indent=2, ensure_ascii=False, default=str))
         return 0
-    from rich.console import Console
+    from rich import box as boxes
     from rich.table import Table
 
-    table = Table(title="capdoctor config", show_lines=False)
+    from capdoctor.render.console import console_for, is_tty
+
+    box = boxes.HEAVY_HEAD if is_tty(sys.stdout) else None  # a pipe: plain columns, no boxes, never wrapped
+    table = Table(title="capdoctor config", show_lines=False, box=box)
     table.add_column("setting")
     table.add_column("value")
     table.add_column("source", style="dim")
@@ -144,10 +148,10 @@ def print_config(target: Any, options: Any, json_out: bool) -> int:
             table.add_row(key, str(row.get("value", "")), str(row.get("source", "")))
         else:
             table.add_row(key, str(row), "")
-    console = Console(highlight=False)
+    console = console_for(sys.stdout)
     if table.row_count:
         console.print(table)
-    opts = Table(title="options (capdoctor.toml \\[options], flags, environment)", show_lines=False)
+    opts = Table(title="options (capdoctor.toml \\[options], flags, environment)", show_lines=False, box=box)
     for column in ("option", "value", "source"):
         opts.add_column(column, style="dim" if column == "source" else None)
     for name, row in (shown.get("options") or {}).items():

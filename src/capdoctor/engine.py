@@ -71,7 +71,7 @@ def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcom
     from capdoctor.budget import PRIORITY_CHECK, models_reserve
     from capdoctor.clientuse import client_in_use
     from capdoctor.report import build
-    from capdoctor.verdict import decide
+    from capdoctor.verdict.decision import decide
 
     started = time.monotonic() if request.started is None else request.started
     checks = list(request.checks) if request.checks is not None else registry.select(request.only, request.skip)
@@ -84,6 +84,7 @@ def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcom
         no_inference=request.no_inference,
         verbose=request.verbose,
         options=request.options,
+        selected=frozenset(c.id for c in checks),
     )
     if any(c.id == PRIORITY_CHECK for c in checks):
         ctx.provider_budget.reserve(PRIORITY_CHECK, models_reserve(ctx.options))

@@ -58,6 +58,7 @@ class Evidence:
             "layer": self.layer,
             "strength": self.strength,
             "excerpt": self.excerpt,
+            "title": self.title,
         }
 
 
@@ -76,7 +77,7 @@ def explain(text: str, now: datetime | None = None) -> Explanation:
     from capdoctor.logscan.scanner import ScanOptions, scan_bytes
     from capdoctor.redact import redact_text
     from capdoctor.signatures import by_id
-    from capdoctor.verdict import decide
+    from capdoctor.verdict.decision import decide
 
     result = scan_bytes(
         text.encode("utf-8", "replace"), name="<text>", options=ScanOptions(now=now or datetime.now(timezone.utc))
@@ -94,7 +95,7 @@ def explain(text: str, now: datetime | None = None) -> Explanation:
                 row.cause.value,
                 row.layer.value,
                 (strengths.get(stat.signature) or row.strength).value,
-                redact_text(stat.excerpt or stat.example),
+                redact_text(_words(stat.excerpt or stat.example, stat.example)),
                 row.title,
                 stat.count,
             )
@@ -102,6 +103,20 @@ def explain(text: str, now: datetime | None = None) -> Explanation:
     if verdict.cause == NONE:
         verdict = Verdict(NONE, verdict.confidence, NONE_SUMMARY, verdict.ranking, (), NONE_STEPS)
     return Explanation(verdict, tuple(evidence))
+
+
+def _words(excerpt: str, record: str) -> str:
+    """The engine's excerpt with no half word at either end where it cut a word of `record` (an ellipsis marks
+    each cut)."""
+    at = record.find(excerpt)
+    if at < 0 or not excerpt.strip():
+        return excerpt
+    end = at + len(excerpt)
+    if end < len(record) and record[end].isalnum() and excerpt[-1].isalnum() and " " in excerpt:
+        excerpt = excerpt[: excerpt.rfind(" ")].rstrip(" ,;:") + "…"
+    if at > 0 and record[at - 1].isalnum() and excerpt[0].isalnum() and " " in excerpt:
+        excerpt = "…" + excerpt[excerpt.find(" ") + 1 :]
+    return excerpt
 
 
 def _rank(strength: Strength | None) -> int:
@@ -117,12 +132,7 @@ def to_json(expl: Explanation, version: str) -> dict[str, Any]:
     doc = {
         "schema": SCHEMA,
         "version": version,
-        "verdict": {
-            "cause": v.cause,
-            "confidence": round(v.confidence, 3),
-            "summary": v.summary,
-            "next_steps": [s.to_dict() for s in v.next_steps],
-        },
+        "verdict": v.to_dict(),
         "evidence": [e.to_dict() for e in expl.evidence],
     }
     redacted: dict[str, Any] = redact(doc)

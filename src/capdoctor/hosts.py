@@ -27,6 +27,20 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+def bind_problem(host: str) -> str | None:
+    """Why a server cannot listen on `host` (empty: every interface, never meant by a user; a name that does
+    not resolve), or None. Asked before any warning about the address, so a bad value is one line."""
+    import socket
+
+    if not host.strip():
+        return "is empty (give an address to listen on, such as 127.0.0.1)"
+    try:
+        socket.getaddrinfo(host.strip("[]"), None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        return f"cannot be listened on: {getattr(exc, 'strerror', None) or exc}"
+    return None
+
+
 def hostname(url: str) -> str:
     """The lower-case host of `url` ("" when it has none or cannot be parsed); a bare host:port is accepted."""
     try:

@@ -100,17 +100,31 @@ def logs_command(
     out: TextIO,
     err: TextIO,
     into: Path | None = None,
+    report: Path | None = None,
 ) -> int:
     """Run `capdoctor logs` and return its exit code (see the module docstring).
 
     With `into`, the dated error events also go into that history database (`capdoctor history` reads it);
-    an unusable database is a usage error raised before anything is scanned.
+    an unusable database is a usage error raised before anything is scanned. With `report`, the same support
+    ticket as `diagnose --report` is written from the logs alone (.md, .json or .html; `-` prints the Markdown):
+    the verdict, every cause present, the incidents with their times and the request ids.
     """
+    from capdoctor.errors import UsageError
     from capdoctor.exitcodes import ExitCode, for_verdict
+    from capdoctor.options import path_problem
 
-    for p in paths:
-        if p != "-" and not os.path.lexists(p):
-            err.write(f"capdoctor: error: no such file or directory: {p}\n")
+    for p in paths:  # the rule `--log` and capdoctor.toml's `logs` follow too (options.path_problem)
+        problem = path_problem(p, content=False)
+        if problem:
+            err.write(f"capdoctor: error: {p!r} (argument PATH) {problem}\n")
+            return int(ExitCode.USAGE)
+    if report is not None and str(report) != "-":
+        from capdoctor.report import check_destination
+
+        try:
+            check_destination(report)  # a folder that cannot take the file is said now, not after the scan
+        except UsageError as exc:
+            err.write(f"capdoctor: error: {exc}\n")
             return int(ExitCode.USAGE)
     from contextlib import ExitStack
 
@@ -125,6 +139,9 @@ def logs_command(
         except ValueError as exc:
             err.write(f"capdoctor: error: {exc}\n")
             return int(ExitCode.USAGE)
+        if paths == ["-"] and not any(f.get("bytes") for f in run.doc.get("files") or []):
+            err.write("capdoctor: error: '-' (argument PATH): stdin is empty\n")
+            return int(ExitCode.USAGE)
         nothing_read = bool(run.unreadable) and not run.read_named
         for shown, reason in run.unreadable:  # one line per input: what it is and why it was not read
             err.write(f"capdoctor: {'error' if nothing_read else 'warning'}: cannot read {shown}: {reason}\n")
@@ -132,6 +149,14 @@ def logs_command(
             return int(ExitCode.USAGE)
         if store is not None:
             feed_logs(run, store, err)
+    if report is not None:
+        try:
+            ticket_written(run, report, out)
+        except UsageError as exc:
+            err.write(f"capdoctor: error: {exc}\n")
+            return int(ExitCode.USAGE)
+        if str(report) == "-":
+            return int(for_verdict(run.verdict.cause))
     if as_json:
         from capdoctor.render.console import ascii_only
         from capdoctor.render.json import dumps
@@ -143,3 +168,21 @@ def logs_command(
 
         render(run.doc, out, verbose=verbose, ascii_only=ascii_only(out))
     return int(for_verdict(run.verdict.cause))
+
+
+def ticket_written(run: LogsRun, path: Path, out: TextIO) -> None:
+    """Write the support ticket of a logs run to `path` (`-`: `out`), laid out as `diagnose --report` lays
+    out its own: a report-v1 document whose one check is the logs'. UsageError when it cannot be written."""
+    from capdoctor.errors import UsageError
+    from capdoctor.render import for_path
+    from capdoctor.report import build, write_atomic
+
+    doc = build([run.check], run.verdict, None, datetime.now(timezone.utc), home=str(Path.home()))
+    text = for_path(path)(doc)
+    if str(path) == "-":
+        out.write(text)
+        return
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {path}: {exc.strerror or exc}") from None

@@ -39,7 +39,7 @@ class Strength(str, Enum):
 
     `context` is recorded and shown but weighs nothing (e.g. local GPU facts when the target is a cloud API);
     `against` argues that the cause is *not* the one (e.g. healthy quota headroom argues against quota).
-    The numeric weights live in `verdict.py`, as data.
+    The numeric weights live in `verdict/weighing.py`, as data.
     """
 
     STRONG = "strong"
@@ -133,8 +133,44 @@ INCONCLUSIVE = "inconclusive"
 
 
 @dataclass(frozen=True)
+class Contributing:
+    """A cause the evidence supports beside the primary one (`Verdict.also`): how sure, how often, when.
+
+    `count` is how many times it was seen (0 where the evidence was measured once, not counted); `first` and
+    `last` are ISO-8601 UTC times where the evidence was dated.
+    """
+
+    cause: str
+    confidence: float
+    summary: str
+    evidence: tuple[str, ...] = ()
+    next_steps: tuple[NextStep, ...] = ()
+    count: int = 0
+    first: str | None = None
+    last: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of one `verdict.also[]` entry."""
+        return {
+            "cause": self.cause,
+            "confidence": round(self.confidence, 3),
+            "summary": self.summary,
+            "evidence": list(self.evidence),
+            "next_steps": [s.to_dict() for s in self.next_steps],
+            "count": self.count,
+            "first": self.first,
+            "last": self.last,
+        }
+
+
+@dataclass(frozen=True)
 class Verdict:
-    """The outcome of `verdict.decide`: the cause, how sure, why, and what to do."""
+    """The outcome of `verdict.decide`: the primary cause, how sure, why, what to do, and what else is present.
+
+    `cause` is the cause that explains most of what the user sees now; `also` lists every other cause the
+    evidence supports, strongest first (a quota hit beside an intermittent capacity problem). `inconclusive`
+    is for evidence that truly conflicts, not for two causes that are both present.
+    """
 
     cause: VerdictCause
     confidence: float
@@ -142,9 +178,10 @@ class Verdict:
     ranking: tuple[tuple[str, float], ...] = ()
     evidence: tuple[str, ...] = ()
     next_steps: tuple[NextStep, ...] = ()
+    also: tuple[Contributing, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of `verdict` in the report."""
+        """The JSON shape of `verdict` in every schema that has one (report, logs, history, explain)."""
         return {
             "cause": self.cause,
             "confidence": round(self.confidence, 3),
@@ -152,6 +189,7 @@ class Verdict:
             "ranking": [{"cause": c, "score": round(s, 3)} for c, s in self.ranking],
             "evidence": list(self.evidence),
             "next_steps": [s.to_dict() for s in self.next_steps],
+            "also": [a.to_dict() for a in self.also],
         }
 
 

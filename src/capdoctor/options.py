@@ -151,11 +151,52 @@ def _since(spec: OptionSpec, value: Any, text: bool) -> str:
     return since
 
 
+class ItemError(ValueError):
+    """A list option refused for one of its items: the message names that item, not the whole list."""
+
+    def __init__(self, item: Any, phrase: str) -> None:
+        super().__init__(phrase)
+        self.item = item
+
+
+COMPRESSED_MAGIC = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")
+"""gzip and zstd: compressed logs are read as the text they hold, NUL bytes in their header or not."""
+
+
+def path_problem(path: str, content: bool = True) -> str | None:
+    """Why a log path the user named cannot be read as one, or None. The one rule for `logs PATH`, `--log` and
+    capdoctor.toml's `logs`: a name that is not there is refused before anything is sent (`-` is stdin). With
+    `content`, a named file that cannot be opened or holds binary data is refused too (`--log`, where the run
+    would otherwise probe the provider and bury it in a check); `logs` reads what it can and names the rest,
+    exit 2 when nothing could be read, so it asks without."""
+    import os
+
+    if path == "-":
+        return None
+    full = os.path.expanduser(path)
+    if not os.path.lexists(full):
+        return "does not exist"
+    if content and os.path.isfile(full):
+        try:
+            with open(full, "rb") as fh:
+                head = fh.read(8192)
+        except OSError as exc:
+            return f"cannot be read: {exc.strerror or exc}"
+        if b"\x00" in head and not head.startswith(COMPRESSED_MAGIC):
+            return "is binary data (NUL bytes), not a log"
+    return None
+
+
 def _paths(spec: OptionSpec, value: Any, text: bool) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)):
         raise ValueError(f"must be a list of paths, not {type(value).__name__}")
-    return tuple(_string(item) for item in items)
+    paths = tuple(_string(item) for item in items)
+    for path in paths:
+        problem = path_problem(path)
+        if problem:
+            raise ItemError(path, problem)
+    return paths
 
 
 KINDS: dict[str, Callable[[OptionSpec, Any, bool], Any]] = {
@@ -198,7 +239,9 @@ SPECS: tuple[OptionSpec, ...] = (
         "Neutral URL for the 'is the internet up' test (default: a public 204 endpoint unless lookups are off).",
         flag="--reference-url",
     ),
-    OptionSpec("status_url", "url", None, "The status page to read (default: the provider's)."),
+    OptionSpec(
+        "status_url", "url", None, "The status page to read (default: the provider's).", env="CAPDOCTOR_STATUS_URL"
+    ),
     OptionSpec("status.cache_s", "float", 300.0, "Seconds a status page answer is reused.", minimum=0),
     OptionSpec(
         "no_network_lookups",
@@ -314,6 +357,33 @@ SPECS: tuple[OptionSpec, ...] = (
         minimum=1,
         maximum=36500,
     ),
+    OptionSpec(
+        "proxy.burst_failures",
+        "int",
+        5,
+        "Failed exchanges within --burst-window that make `capdoctor proxy` look at the network once (0: never).",
+        flag="--burst-failures",
+        minimum=0,
+        maximum=100000,
+    ),
+    OptionSpec(
+        "proxy.burst_window_s",
+        "float",
+        60.0,
+        "Seconds in which --burst-failures failed exchanges make a burst.",
+        flag="--burst-window",
+        minimum=1,
+        maximum=86400,
+    ),
+    OptionSpec(
+        "proxy.drain_s",
+        "float",
+        10.0,
+        "Seconds open exchanges may take to finish when `capdoctor proxy` is stopped.",
+        flag="--drain",
+        minimum=0,
+        maximum=600,
+    ),
     OptionSpec("demo", "bool", False, "Set by `capdoctor demo`: the target is the simulator.", user=False),
 )
 
@@ -393,6 +463,8 @@ def check(name: str, given: Given) -> Any:
     s = BY_NAME[name]
     try:
         return KINDS[s.kind](s, given.value, given.text)
+    except ItemError as exc:
+        raise OptionError(f"{_label(s, given)} {exc.item!r} ({given.source}) {exc}") from None
     except ValueError as exc:
         raise OptionError(f"{_label(s, given)} {given.value!r} ({given.source}) {exc}") from None
 

@@ -131,21 +131,26 @@ def all_checks() -> list[Check]:
     return [load(info) for info in sorted(BUILTIN, key=lambda i: i.stage)]
 
 
-def selected_infos(only: list[str] | None = None, skip: list[str] | None = None) -> list[CheckInfo]:
+def selected_infos(
+    only: list[str] | None = None, skip: list[str] | None = None, only_source: str = "--only"
+) -> list[CheckInfo]:
     """The registry rows named by `--only`/`--skip` (comma lists allowed), in stage order, without importing.
 
-    Unknown ids are a usage error that lists the known ones.
+    Unknown ids are a usage error that names where they came from (`only_source`: `check`'s ID argument gives
+    its ids as `only`) and lists the known ones.
     """
     known = [i.id for i in BUILTIN]
 
-    def ids(values: list[str] | None) -> set[str]:
+    def ids(values: list[str] | None, source: str) -> set[str]:
         out = {v.strip() for raw in values or [] for v in raw.split(",") if v.strip()}
         unknown = sorted(out - set(known))
         if unknown:
-            raise UsageError(f"unknown check id(s): {', '.join(unknown)} (known: {', '.join(known)})")
+            raise UsageError(
+                f"unknown check id(s) {', '.join(map(repr, unknown))} ({source}); known: {', '.join(known)}"
+            )
         return out
 
-    wanted, unwanted = ids(only), ids(skip)
+    wanted, unwanted = ids(only, only_source), ids(skip, "--skip")
     rows = [i for i in BUILTIN if (not wanted or i.id in wanted) and i.id not in unwanted]
     return sorted(rows, key=lambda i: i.stage)
 

@@ -5,7 +5,7 @@ with the layer that decided it (structure → provider → phrase → status →
 `best_match` the first of them; `extract_error` the `{status, code, type, message}` of an error text;
 `rows()` / `by_id()` the rows of every layer; `engine()` the compiled engine itself (the log scanner's
 prefilter literals and candidate evaluation). Everything is compiled lazily on first use and cached, so
-importing this module costs nothing. It must not decide a verdict (that is `verdict.py`) or print anything.
+importing this module costs nothing. It must not decide a verdict (that is `capdoctor.verdict`) or print anything.
 """
 
 from __future__ import annotations

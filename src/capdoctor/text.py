@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 ELLIPSIS = "…"
@@ -118,3 +119,10 @@ def neutralise_all(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [neutralise_all(v) for v in value]
     return value
+
+
+def stamp(at: datetime) -> str:
+    """A moment as a person reads it, in UTC: `7 Dec 09:10 UTC` (ISO strings stay in JSON and -v)."""
+    if at.tzinfo is not None:
+        at = at.astimezone(timezone.utc)
+    return f"{at.day} {at:%b %H:%M} UTC"

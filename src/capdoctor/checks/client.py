@@ -225,7 +225,8 @@ class ClientCheck(Registered, check_id="client"):
         sessions = count_sessions(CLIENTS)
         for cid, pids in sorted(sessions.items()):
             name = next(s.name for s in CLIENTS if s.id == cid)
-            details.append(f"{name}: {len(pids)} running session(s)")
+            elsewhere = "" if any(i.spec.id == cid for i in installs) else " (its executable is not on PATH)"
+            details.append(f"{name}: {len(pids)} running session(s){elsewhere}")
             if len(pids) >= CONCURRENT_SESSIONS_WEAK:
                 findings.append(
                     Finding(
@@ -261,6 +262,11 @@ class ClientCheck(Registered, check_id="client"):
                 )
             )
 
+        running = [  # clients at work that PATH does not show (an app's own copy, an absolute path)
+            next(c.name for c in CLIENTS if c.id == cid)
+            for cid in sorted(sessions)
+            if cid not in {i.spec.id for i in installs}
+        ]
         data: dict[str, Any] = {
             "clients": [self._install_data(i) for i in installs],
             "node": self._install_data(node) if node else None,
@@ -270,7 +276,9 @@ class ClientCheck(Registered, check_id="client"):
             "sessions": {cid: len(pids) for cid, pids in sessions.items()},
             "os": os_data,
         }
-        return result_of(self, self._status(findings), self._summary(installs, findings), findings, details, data)
+        return result_of(
+            self, self._status(findings), self._summary(installs, findings, running), findings, details, data
+        )
 
     # -- installs ---------------------------------------------------------------------------------------
 
@@ -436,11 +444,15 @@ class ClientCheck(Registered, check_id="client"):
         return Status.WARN if weights else Status.PASS
 
     @staticmethod
-    def _summary(installs: Sequence[Install], findings: Sequence[Finding]) -> str:
-        if not installs:
+    def _summary(installs: Sequence[Install], findings: Sequence[Finding], running: Sequence[str] = ()) -> str:
+        """What was found, then the weightiest finding. A client running from outside PATH is named: "no known
+        AI client on PATH" beside its running sessions would contradict itself."""
+        found = ", ".join(f"{i.spec.name} {i.version or '?'}" for i in installs)
+        if running:
+            elsewhere = f"{', '.join(running)} running (not from PATH)"
+            found = f"{found}, {elsewhere}" if found else elsewhere
+        elif not installs:
             found = "no known AI client on PATH"
-        else:
-            found = ", ".join(f"{i.spec.name} {i.version or '?'}" for i in installs)
         serious = [f for f in findings if f.strength in (Strength.STRONG, Strength.MODERATE)]
         if serious:
             return f"{found}; {serious[0].message}" + (f" (+{len(serious) - 1} more)" if len(serious) > 1 else "")

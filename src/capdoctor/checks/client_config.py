@@ -124,7 +124,7 @@ def assess_configs(
                     Cause.CLIENT,
                     strength,
                     message,
-                    data={"path": cfg.source, "client": cfg.client},
+                    data={"path": cfg.source, "client": cfg.client, "unreadable": True},
                     next_steps=(NextStep(f"Fix the syntax of {cfg.source} (or move it aside to test)"),),
                 )
             )

@@ -1,15 +1,17 @@
 """The `models` check ("Switch model"): probe the primary model and a lighter one, and read what differs.
 
-Contract: the first and most important stage of the triage. It lists the provider's models (spends nothing),
-then — unless `--no-inference` — samples the primary model with the smallest valid generation (a few attempts
-even after a success: capacity errors come and go) and, when the primary failed at least once, tries each
-alternative (the target's, else a lighter model of the same provider) until it answers (see
-`probes.http_probe`). The primary's failure rate and the signatures seen go into `data["models"]`. Every error
-body and stream event is read through `capdoctor.signatures`. This module is the I/O half: it probes, gathers an
-`Evidence` and hands it to `models_rules.judge`, which owns the source articles' rules (primary fails with a
-capacity signature while an alternative works → capacity, and the rest) — put judgement there, not here. It must
-not print, sleep past the deadline, or store a secret: response headers are kept (for the quota check) without
-Authorization/x-api-key/cookies, and the key's value is redacted (capdoctor.redact) from everything it returns.
+Contract: the first and most important stage of the triage. It lists the provider's models (spends nothing), then
+— unless `--no-inference` — samples the primary model with the smallest valid generation (a few attempts even
+after a success: capacity errors come and go; under a short deadline, `LIST_FIRST_S`, the primary goes first and
+the list follows if time remains; a run that sent nothing is `skip`, with a decisive gap) and, when the primary
+failed at least once, tries each alternative (the target's, else a lighter model of the same provider) until it
+answers (see `probes.http_probe`). The primary's failure rate and the signatures seen go into `data["models"]`.
+Every error body and stream event is read through `capdoctor.signatures`. This module is the I/O half: it probes,
+gathers an `Evidence` and hands it to `models_rules.judge`, which owns the source articles' rules (primary fails
+with a capacity signature while an alternative works → capacity, and the rest) — put judgement there, not here. It
+must not print, sleep past the deadline, or store a secret: response headers are kept (for the quota check)
+without Authorization/x-api-key/cookies, and the key's value is redacted (capdoctor.redact) from everything it
+returns.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from capdoctor.checks.models_rules import (
     request_ids,
     signature_id,
 )
-from capdoctor.model import CheckResult, Finding, NextStep, result_of, skipped
+from capdoctor.model import CheckResult, Finding, NextStep, Status, result_of, skipped
 from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
@@ -42,6 +44,10 @@ if TYPE_CHECKING:
 MAX_ALTERNATIVES = 2
 MAX_LISTED = 200
 MAX_ERROR_BODY = 2000
+LIST_FIRST_S = 5.0
+"""The model list goes first only with this much time left: under it, the one request that decides (the
+primary's generation) is sent first, and the list follows if time remains. A short `--timeout` must never
+be spent on the list call alone (against a server that never answers, it would take all of it)."""
 
 
 def classify_exchange(ex: Exchange, local: bool = False) -> Any:
@@ -138,12 +144,22 @@ def untested_generation(
     model: str, runs: Sequence[ModelRun], no_inference: bool, key_blocked: bool, listing: Exchange | None, stopped: str
 ) -> list[dict[str, Any]]:
     """The coverage gap the verdict reads when the model's generation was never probed (see verdict.Gap)."""
-    if runs or key_blocked or not model:
-        return []
+    if any(r.attempts for r in runs) or key_blocked or not model:
+        return []  # a run of no attempts (cut by the deadline before its first) tested nothing
     why = "--no-inference" if no_inference else stopped or "no time or request budget left"
     listed = listing is not None and listing.ok
     open_causes = ["capacity", "quota", "account"] if listed else ["capacity", "quota", "account", "network", "client"]
     return [{"what": f"generation on {model}", "why": why, "open_causes": open_causes, "decisive": True}]
+
+
+def nothing_probed(refused: str, left: float, reserve: float) -> str:
+    """The skip reason of a run that sent nothing: the run's budget's words, else the time this check had."""
+    if refused:
+        return f"nothing was probed: {refused}"
+    return (
+        f"nothing was probed: {left:.2f} s left for this check when it started, and a request needs more than "
+        f"{reserve:.1f} s (raise --timeout)"
+    )
 
 
 class ModelsCheck(Registered, check_id="models"):
@@ -168,19 +184,24 @@ class ModelsCheck(Registered, check_id="models"):
         key = describe_key(target, ctx.env)  # the key first: named, set?, from where, shape — before any spend
         budget = Budget.from_options(ctx.options)
         local = local_server(target, adapter)
+        left = ctx.remaining()
 
         def classify(ex: Exchange) -> Any:
             return classify_exchange(ex, local)
 
         with ctx.http_client(timeout=budget.request_timeout_s) as client:
             prober = Prober(ctx, adapter, target, client, budget, classify)
-            listing = prober.list_models()
+            generate = not ctx.no_inference and bool(target.model)
+            runs: list[ModelRun] = []
+            if generate and left < LIST_FIRST_S:  # little time: the primary's generation before the list
+                runs.append(prober.probe(target.model, "primary", sample=True))
+            listing = prober.list_models() if not runs or prober.can_send() else None
             listed = adapter.parse_models(listing.json_body) if listing is not None and listing.ok else None
             # a refused list with a key problem is the whole story: generations would be refused the same way
-            key_blocked = key.problem is not None and listing is not None and refuses_key(listing)
-            runs: list[ModelRun] = []
-            if not ctx.no_inference and target.model and not key_blocked:
-                runs.append(prober.probe(target.model, "primary", sample=True))
+            key_blocked = not runs and key.problem is not None and listing is not None and refuses_key(listing)
+            if generate and not key_blocked:
+                if not runs:
+                    runs.append(prober.probe(target.model, "primary", sample=True))
                 if runs[0].outcome != "ok":
                     alternatives = default_alternatives(target, adapter, listed)
                     if key_level(runs[0]):
@@ -195,6 +216,8 @@ class ModelsCheck(Registered, check_id="models"):
         listing_match = classify(listing) if listing is not None and not listing.ok else None
         ev = Evidence(target, adapter, listing, listed, runs, exchanges, ctx.no_inference, headroom, listing_match, key)
         status, summary, findings = judge(ev)
+        if not prober.exchanges:  # nothing was sent: nothing was tested, whatever the findings of the setup say
+            status, summary = Status.SKIP, nothing_probed(prober.budget_text(), left, budget.reserve_s)
         data = {
             "models": [
                 {

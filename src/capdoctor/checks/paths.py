@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -172,8 +172,10 @@ def assess(
     issues: Sequence[ProxyIssue] = (),
     families: Sequence[Mapping[str, Any]] = (),
     proxy_var: str | None = None,
+    simulated: bool = False,
 ) -> list[Finding]:
-    """The findings for measured paths. Pure: table-driven tests feed it hand-made rows.
+    """The findings for measured paths. Pure: table-driven tests feed it hand-made rows. `simulated`: a demo,
+    whose reference is the simulator (its reachability says nothing about this machine's internet).
 
     Rules: the client path failing while another works is strong network evidence naming the path to use;
     every path failing at connection level is strong network evidence (with the reference telling "no
@@ -251,7 +253,12 @@ def assess(
             )
         else:
             ref = reference.reachable
-            if ref is False:
+            if ref is False and simulated:  # the reference is the simulator: what it plays says nothing of this machine
+                tail = (
+                    f"and the simulated reference {reference.url} is unreachable too: the demo plays a machine "
+                    "without working internet"
+                )
+            elif ref is False:
                 tail = f"and the reference {reference.url} is unreachable too: this machine has no working internet"
             elif ref is True:
                 tail = (
@@ -501,6 +508,8 @@ class PathsCheck(Registered, check_id="paths"):
         unsent = [s for s in specs if done.get(f"t:{s.name}") == NOT_SENT]  # refused by the run's budget
         specs_sent = [s for s in specs if s not in unsent]
         rows = [row(f"t:{s.name}", s, url) for s in specs_sent]
+        if ctx.options["demo"]:  # the exit location is the simulator's made-up trace, not where this machine exits
+            rows = [replace(r, exit_location=f"{r.exit_location}, simulated") if r.exit_location else r for r in rows]
         reference = Reference(ref_url, False, ref_reason)
         if ref_url:
             ref_specs = [s for s in specs if done.get(f"r:{s.name}") != NOT_SENT]
@@ -515,7 +524,7 @@ class PathsCheck(Registered, check_id="paths"):
             )
         families = done.get("families") or []
         proxy_var = choice.source if choice.url else None
-        findings = assess(rows, client_spec.name, host, reference, issues, families, proxy_var)
+        findings = assess(rows, client_spec.name, host, reference, issues, families, proxy_var, ctx.options["demo"])
         strengths = {f.strength for f in findings}
         if Strength.STRONG in strengths:
             status = Status.FAIL

@@ -6,7 +6,10 @@ OpenAI `x-ratelimit-*`, Anthropic `anthropic-ratelimit-*`, Codex `x-codex-*-used
 (OpenRouter `GET /key`, which spends nothing; it comes out of the run's request budget, and when that is
 spent the key endpoint is not asked, the summary says so, and the headers already seen are read all the
 same). Exhausted quota is quota evidence; healthy headroom argues against quota (`against`); Azure's -1/0
-placeholders are "unknown". It must not send generations, and it never stores or prints the key.
+placeholders are "unknown". It sends no generation of its own, except run alone (`capdoctor check quota`: the
+models check is not part of the run): then it sends the smallest probe that carries the headers — one generation
+of the primary, or the model list under --no-inference — and says so in its summary. It never stores or prints
+the key.
 """
 
 from __future__ import annotations
@@ -214,6 +217,9 @@ class QuotaCheck(Registered, check_id="quota"):
             return skipped(self, "no target")
         models = ctx.results.get("models")
         responses = list(models.data.get("responses") or []) if models is not None else []
+        own = ""
+        if models is None and ctx.selected and "models" not in ctx.selected:
+            responses, own = self._own_probe(ctx)
         now = ctx.now()
         limits = [
             (r.get("status"), parse_headers(r.get("headers") or {}, now)) for r in responses if isinstance(r, dict)
@@ -239,12 +245,48 @@ class QuotaCheck(Registered, check_id="quota"):
         unsent = str(key_data.get("error") or "")
         if unsent.startswith("GET /key not sent"):  # never silently: the run's budget stopped this request
             summary = f"{summary} ({unsent})"
+        if own:  # said, never silently: this check sent a request of its own
+            summary = f"{summary} ({own})"
+            data["own_probe"] = own
         if status is Status.SKIP and not responses:
-            why = "no probe responses to read (the models check did not run)" if models is None else summary
+            why = "no probe responses to read (the models check did not run)" if models is None and not own else summary
             return skipped(self, why)
         if status is Status.SKIP:
             return skipped(self, summary)
         return result_of(self, status, summary, findings, data=data)
+
+    def _own_probe(self, ctx: Context) -> tuple[list[dict[str, Any]], str]:
+        """Run alone (`capdoctor check quota`), the models check's headers are not there to read: send the
+        smallest probe that carries them — one generation of the primary, or the spend-nothing model list under
+        --no-inference — and return its responses and the words that say so."""
+        from dataclasses import replace
+
+        from capdoctor.probes.http_probe import Budget, Prober
+        from capdoctor.providers.catalog import adapter_for
+
+        target = ctx.target
+        if target is None or not target.base_url:
+            return [], ""
+        adapter = adapter_for(target.provider)
+        budget = replace(Budget.from_options(ctx.options), max_attempts=1, primary_attempts=1, max_requests=2)
+        with ctx.http_client(timeout=budget.request_timeout_s, check=self.id) as client:
+            prober = Prober(ctx, adapter, target, client, budget, lambda ex: None, check_id=self.id)
+            if ctx.no_inference or not target.model:
+                prober.list_models()
+                what = "the model list"
+            else:
+                prober.probe(target.model, "primary")
+                what = f"one generation on {target.model}"
+        responses = [
+            {"model": m, "status": ex.status, "headers": dict(ex.headers), "error_body": ex.body[:2000] or None}
+            for m, ex in prober.exchanges
+        ]
+        if not prober.exchanges:
+            return (
+                [],
+                f"the models check did not run, and no request could be sent: {prober.budget_text() or 'no time left'}",
+            )
+        return responses, f"read from {what} this check sent itself: the models check did not run"
 
     def _openrouter(self, ctx: Context) -> tuple[list[Finding], dict[str, Any]]:
         from capdoctor.probes.http_call import send

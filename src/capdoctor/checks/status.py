@@ -10,6 +10,7 @@ CAPDOCTOR_NO_NETWORK_LOOKUPS=1 or for a local target without an explicit status 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from capdoctor.check import Need
@@ -145,6 +146,9 @@ class StatusCheck(Registered, check_id="status"):
                 data={**data, "indicator": "unknown", "untested": _untested(why)},
             )
         status, summary, findings = assess(page, provider or "openai", url)
+        if ctx.options["demo"]:  # the simulator's page, not the provider's: what it says is part of the play
+            summary = f"{summary} — simulated status page"
+            findings = [replace(f, message=f"{f.message} (simulated status page)") for f in findings]
         data.update(
             {
                 "indicator": page.indicator,

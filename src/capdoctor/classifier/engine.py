@@ -19,7 +19,7 @@ Every text row and status spelling is reachable only through its prefilter liter
 trigger. `classify` is `classify_candidates` over the literals present in the text, so the scanner's fast
 path and every other caller share one evaluation. Pure: no I/O after the tables are read, no clock.
 
-It must not decide a verdict (that is `verdict.py`) or print anything.
+It must not decide a verdict (that is `capdoctor.verdict`) or print anything.
 """
 
 from __future__ import annotations

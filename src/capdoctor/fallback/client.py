@@ -46,10 +46,29 @@ def report_client(report: Mapping[str, Any]) -> ClientInUse:
     return client_in_use(target if isinstance(target, Mapping) else None, None)
 
 
+DEMO_SOURCE = "demo simulator (scenario {scenario})"
+"""The base URL's source in a demo's target (`demo.run_demo` writes it): the fallback step reads the scenario."""
+DEMO_REPORT = "capdoctor-demo.json"
+
+
 def fallback_command(target: Target) -> str:
-    """`capdoctor fallback --format <client in use>` plus the target flags the user passed (so it probes the same)."""
+    """`capdoctor fallback --format <client in use>` plus the target flags the user passed (so it probes the same).
+
+    After a demo the simulator is gone, and a `fallback` without its target would probe whatever the
+    environment names (a real provider, with a real key): the step replays the demo into a saved report and
+    builds from that, sending nothing anywhere else.
+    """
+    import re
+
     sources = dict(target.sources)
-    parts = ["capdoctor", "fallback", "--format", client_in_use(target.to_dict(), None).fallback_format]
+    fmt = client_in_use(target.to_dict(), None).fallback_format
+    demo = re.fullmatch(re.escape(DEMO_SOURCE).replace(re.escape("{scenario}"), r"(\S+)"), sources.get("base_url", ""))
+    if demo:
+        return (
+            f"capdoctor demo --scenario {shlex.quote(demo[1])} --quiet --report {DEMO_REPORT} && "
+            f"capdoctor fallback --from-report {DEMO_REPORT} --format {fmt}"
+        )
+    parts = ["capdoctor", "fallback", "--format", fmt]
     for name, flag in TARGET_FLAGS:
         value = getattr(target, name)
         if value and sources.get(name, "").startswith("flag"):

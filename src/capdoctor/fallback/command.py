@@ -2,7 +2,8 @@
 
 Contract: `run(opts, live, out, err)` checks every option first (format name, `--merge` needs `--write`, an
 existing `--write` file needs `--merge`, `--from-report` excludes target flags and `--report`) so bad input
-is a usage error before anything is sent; then it gets the report — read from `--from-report` (nothing sent)
+is a usage error before anything is sent, and a `--format` that cannot serve the discovered target is refused
+before the probes too (`generate.check_fits`); then it gets the report — read from `--from-report` (nothing sent)
 or from a live diagnosis that runs only the `models` check (`live()` builds that request; `--report` saves
 it) — and builds everything from the report dict alone, so a saved report gives exactly the live output.
 It refuses to print or write anything that holds a secret (exact values of the environment's secret
@@ -18,10 +19,13 @@ import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from capdoctor.errors import CapdoctorError, UsageError
 from capdoctor.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from capdoctor.fallback.generate import Generated
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,10 @@ def check_options(opts: FallbackOptions) -> None:
         raise UsageError(f"--from-report takes the target from the report; drop {', '.join(opts.target_flags)}")
     if opts.from_report is not None and opts.report is not None:
         raise UsageError("--report saves a live run's report; with --from-report nothing runs")
+    if opts.report is not None and str(opts.report) != "-":
+        from capdoctor.report import check_destination
+
+        check_destination(opts.report)  # a report that cannot be written is said now, not after the probes
     if opts.merge and opts.write is None:
         raise UsageError("--merge merges into the --write file: give --write PATH")
     if opts.write is not None:
@@ -53,7 +61,7 @@ def check_options(opts: FallbackOptions) -> None:
         if path.is_dir():
             raise UsageError(f"--write {opts.write} is a directory; give a file name")
         if not path.parent.is_dir():
-            raise UsageError(f"cannot write to {opts.write}: its folder does not exist")
+            raise UsageError(f"cannot write to {opts.write} (--write): its folder does not exist")
         if path.exists() and not opts.merge:
             raise UsageError(
                 f"{opts.write} exists; add --merge to merge into it (the diff is shown first), or write elsewhere"
@@ -118,6 +126,17 @@ def _write(path: Path, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def load_note(made: Generated, write: Path | None) -> str:
+    """How to load what was generated, naming the file it is really in: the `--write` file, else the name
+    the format suggests, with the word to save this output there (nothing was written)."""
+    if write is None:
+        return f"Save this output as {made.file} (or use --write {made.file}); then: {made.load.format(file=made.file)}"
+    shown = str(write)
+    if made.syntax == "env" and "/" not in shown:
+        shown = f"./{shown}"  # `. name` would search PATH, not this folder
+    return made.load.format(file=shown)
+
+
 def run(
     opts: FallbackOptions, live: Callable[[], Any], out: TextIO, err: TextIO, env: Mapping[str, str], home: str
 ) -> int:
@@ -134,6 +153,10 @@ def run(
         report, where = read_report(opts.from_report), f"report {opts.from_report}"
     else:
         request = live()
+        if opts.fmt is not None and request.target is not None:
+            from capdoctor.fallback.generate import check_fits
+
+            check_fits(opts.fmt, request.target.provider)  # a format that cannot serve it: said before any request
         if request.target is not None and request.target.api_key:
             secrets.append(request.target.api_key)
         report, where = live_report(request, opts.report, err), "this run"
@@ -158,6 +181,8 @@ def run(
         )
     if MASK in pool.base_url:
         notes.append("The base URL carried credentials, which capdoctor never writes: put them back by hand.")
+    if made.load:
+        notes.append(load_note(made, opts.write))
     if opts.write is None:
         out.write(made.text)
     else:

@@ -31,6 +31,14 @@ FORMATS: Mapping[str, str] = {
 }
 """Every output format, in the order the help lists them."""
 
+REFUSALS: Mapping[str, str] = {
+    "codex": "capdoctor.fallback.formats.codex:refusal",
+    "claude-code": "capdoctor.fallback.formats.claude_code:refusal",
+    "openai-python": "capdoctor.fallback.formats.sdk:openai_refusal",
+    "anthropic-python": "capdoctor.fallback.formats.sdk:anthropic_refusal",
+}
+"""The formats that serve only some providers: `provider -> why not, or None`, the rule their generator applies."""
+
 OPENAI_SHAPED = frozenset({"openai", "openai-compatible", "openrouter", "azure"})
 """Providers reached through the OpenAI wire API (what Codex and the openai SDK speak)."""
 
@@ -41,11 +49,17 @@ class Unsupported(UsageError):
 
 @dataclass(frozen=True)
 class Generated:
-    """A generated configuration: text, syntax (`yaml`, `toml`, `json`, `env`, `python`), notes for stderr."""
+    """A generated configuration: text, syntax (`yaml`, `toml`, `json`, `env`, `python`), notes for stderr.
+
+    `load` says how the client loads it, `{file}` standing for the file it is in: the `--write` file when one
+    was written, else `file`, the name the format suggests (the command then says to save the output there).
+    """
 
     text: str
     syntax: str
     notes: tuple[str, ...] = ()
+    file: str = ""
+    load: str = ""
 
 
 def comment_block(lines: Iterable[str], prefix: str = "# ", width: int = 110) -> str:
@@ -61,6 +75,18 @@ def check_format(name: str) -> str:
     if name not in FORMATS:
         raise UsageError(f"unknown format {name!r} (--format); known: {', '.join(FORMATS)}")
     return name
+
+
+def check_fits(name: str, provider: str) -> None:
+    """`Unsupported` when format `name` cannot serve a `provider` target: said before anything is sent."""
+    where = REFUSALS.get(check_format(name))
+    if where is None:
+        return
+    module, _, attr = where.partition(":")
+    refusal: Callable[[str], str | None] = getattr(importlib.import_module(module), attr)
+    why = refusal(provider)
+    if why:
+        raise Unsupported(why)
 
 
 def generate(pool: Pool, name: str) -> Generated:

@@ -1,8 +1,9 @@
 """From scan statistics to evidence: findings, a `CheckResult`, the verdict, and the logs-v1 JSON document.
 
-Contract: `build_findings` turns per-signature statistics and patterns into `Finding`s whose strength
-reflects the row's own strength, how often it was seen and how recently; a root cause that explains
-another row's symptoms (the `explains` column of the table) turns those symptoms into context. Pattern
+Contract: `build_findings` turns per-signature statistics and patterns into `Finding`s with the row's own
+strength and the occurrence facts the verdict weighs (`count`, `first`, `last`, `recovered`: how often, over
+how long, how recent, how many a completed request followed); a root cause that explains another row's
+symptoms (the `explains` column of the table) turns those symptoms into context. Pattern
 findings (peak hours, model spread, bursts, retries) are added beside them. `logs_result` wraps them in a
 `CheckResult` and `verdict_of` calls the one verdict function. Everything leaving here is redacted
 (`capdoctor.redact.redact_text`). Pure apart from that: no I/O, the clock value is passed in.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -20,15 +21,11 @@ from typing import Any
 from capdoctor.logscan.patterns import Patterns
 from capdoctor.logscan.scanner import ScanResult, SigStat
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, Verdict, result_of
-from capdoctor.signatures import STRENGTH_RANK, Layer, by_id
+from capdoctor.signatures import STRENGTH_RANK, by_id
+from capdoctor.text import stamp
 
 SCHEMA = "capdoctor/logs-v1"
-FREQUENT = 5
-"""Seen this many times or more, a row's strength goes up one step."""
-STALE = timedelta(days=3)
-"""Last seen longer ago than this (before the newest error), a row's strength goes down one step."""
 MAX_SIGNATURE_FINDINGS = 12
-_LADDER = (Strength.WEAK, Strength.MODERATE, Strength.STRONG)
 
 
 class LogsStage:
@@ -51,29 +48,15 @@ def _redactor() -> Callable[[str, str | None], str]:
     return _run
 
 
-def _step(strength: Strength, delta: int) -> Strength:
-    if strength not in _LADDER:
-        return strength
-    idx = max(0, min(len(_LADDER) - 1, _LADDER.index(strength) + delta))
-    return _LADDER[idx]
-
-
 def _iso(dt: datetime | None) -> str | None:
     return dt.isoformat().replace("+00:00", "Z") if dt else None
 
 
-def signature_strength(stat: SigStat, newest: datetime | None, explained: bool) -> Strength:
-    """How much one signature's matches weigh: its row's strength, up for frequency, down for staleness.
-    A words-layer reading never goes up: the same vocabulary seen often is still only vocabulary."""
-    if explained:
-        return Strength.CONTEXT
-    row = by_id()[stat.signature]
-    strength = row.strength
-    if stat.count >= FREQUENT and row.layer is not Layer.WORDS:
-        strength = _step(strength, +1)
-    if newest is not None and stat.last is not None and newest - stat.last > STALE:
-        strength = _step(strength, -1)
-    return strength
+def signature_strength(stat: SigStat, explained: bool) -> Strength:
+    """How much one signature's matches weigh: its row's strength, or context where another row's root cause
+    explains them. How often and how recently it was seen are facts the verdict weighs (`count`, `first`,
+    `last`, `recovered` in the finding's data), not a change of strength here."""
+    return Strength.CONTEXT if explained else by_id()[stat.signature].strength
 
 
 def build_findings(
@@ -86,15 +69,15 @@ def build_findings(
     redact = _redactor()
     stats = sorted(result.stats.values(), key=lambda s: (-s.count, s.signature))
     explained = {e for s in stats for e in by_id()[s.signature].explains}
-    newest = max((s.last for s in stats if s.last), default=None)
-    strengths = {s.signature: signature_strength(s, newest, s.signature in explained) for s in stats}
+    strengths = {s.signature: signature_strength(s, s.signature in explained) for s in stats}
+    recovered = Counter(e[2] for e in result.events if e[5])  # Event.signature of events a completion followed
     rows_speak = any(
         not by_id()[sid].yields and STRENGTH_RANK[st] >= STRENGTH_RANK[Strength.MODERATE]
         for sid, st in strengths.items()
     )
     if rows_speak:  # the words (and other yielding rows) are heard only where rows are silent
         strengths.update({s.signature: Strength.CONTEXT for s in stats if by_id()[s.signature].yields})
-    from capdoctor.verdict import WEIGHTS  # the one table of what a finding of each strength weighs
+    from capdoctor.verdict.decision import WEIGHTS  # the one table of what a finding of each strength weighs
 
     # Only the rows kept become findings (a dense log has hundreds, each redacted): the heaviest, the most frequent
     # first among equals (a stable sort of `stats`).
@@ -103,18 +86,23 @@ def build_findings(
     for stat in kept:
         sig = by_id()[stat.signature]
         strength = strengths[stat.signature]
-        when = f", last {_iso(stat.last)}" if stat.last else ""
+        when = f", last {stamp(stat.last)}" if stat.last else ""
         model = stat.models.most_common(1)[0][0] if stat.models else None
         status = stat.statuses.most_common(1)[0][0] if stat.statuses else None
         data: dict[str, Any] = {
             "signature": sig.id,
+            "title": sig.title,
+            "layer": sig.layer.value,
             "count": stat.count,
+            "recovered": recovered.get(sig.id, 0),
             "first": _iso(stat.first),
             "last": _iso(stat.last),
             "example": redact(stat.example, home),
             "where": redact(f"{stat.example_path}:{stat.example_line}", home),
             "source": sig.source,
         }
+        if sig.family:
+            data["family"] = sig.family
         if model:
             data["model"] = model
         if stat.providers:
@@ -185,7 +173,8 @@ def pattern_findings(result: ScanResult, patterns: Patterns) -> list[Finding]:
             Finding(
                 Cause.CAPACITY,
                 Strength.CONTEXT,
-                f"{len(patterns.bursts)} burst(s) of errors; the largest: {biggest.count} errors from {biggest.start}",
+                f"{len(patterns.bursts)} burst(s) of errors; the largest: {biggest.count} errors from "
+                f"{stamp(datetime.fromisoformat(biggest.start))}",
                 {"pattern": "bursts", "bursts": len(patterns.bursts), "largest": biggest.count},
             )
         )
@@ -205,7 +194,12 @@ def pattern_findings(result: ScanResult, patterns: Patterns) -> list[Finding]:
             Finding(
                 Cause(last["cause"]),
                 Strength.CONTEXT,
-                f"last error before the log went quiet: {last['signature']} at {last['ts'] or 'an undated line'}",
+                f"last error before the log went quiet: {last['title']}, at "
+                + (
+                    stamp(datetime.fromisoformat(last["ts"].replace("Z", "+00:00")))
+                    if last["ts"]
+                    else "an undated line"
+                ),
                 {"pattern": "last_error_before_quiet", **last},
             )
         )
@@ -220,7 +214,13 @@ def last_error(result: ScanResult) -> dict[str, Any] | None:
     last = max((e for e in result.events if e[0] is not None), key=newest, default=result.events[-1])
     if result.last_success.get(last.path, -1) > last.offset:
         return None
-    return {"signature": last.signature, "cause": last.cause, "ts": _iso(last.ts), "model": last.model}
+    return {
+        "signature": last.signature,
+        "title": by_id()[last.signature].title,
+        "cause": last.cause,
+        "ts": _iso(last.ts),
+        "model": last.model,
+    }
 
 
 def logs_result(result: ScanResult, patterns: Patterns, home: str | None = None, stage: Any = None) -> CheckResult:
@@ -235,6 +235,7 @@ def logs_result(result: ScanResult, patterns: Patterns, home: str | None = None,
         "by_cause": by_cause(result),
         "by_hour": patterns.by_hour,
         "by_model": patterns.by_model,
+        "bursts": [b.__dict__ for b in patterns.bursts[:20]],
     }
     if not read:
         reason = (
@@ -258,7 +259,7 @@ def logs_result(result: ScanResult, patterns: Patterns, home: str | None = None,
 
 def verdict_of(check: CheckResult) -> Verdict:
     """The verdict from the logs alone: the same pure function `diagnose` uses."""
-    from capdoctor.verdict import decide
+    from capdoctor.verdict.decision import decide
 
     return decide([check])
 
@@ -293,6 +294,7 @@ def to_json(
         "matches": [
             {
                 "signature": s.signature,
+                "title": by_id()[s.signature].title,
                 "cause": s.cause,
                 "count": s.count,
                 "first": _iso(s.first),
@@ -317,12 +319,7 @@ def to_json(
             "retries_succeeded": patterns.retries_succeeded,
             "last_error_before_quiet": last_error(result),
         },
-        "verdict": {
-            "cause": verdict.cause,
-            "confidence": round(verdict.confidence, 3),
-            "summary": verdict.summary,
-            "next_steps": [s.to_dict() for s in verdict.next_steps],
-        },
+        "verdict": verdict.to_dict(),
     }
     if extra:
         doc.update(extra)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from itertools import pairwise
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from capdoctor.logscan.scanner import Event
 
@@ -33,11 +33,17 @@ MODEL_CAUSES = ("capacity", "quota", "account")
 
 @dataclass(frozen=True)
 class Burst:
-    """A run of errors with gaps under BURST_GAP."""
+    """A run of errors with gaps under BURST_GAP: an incident, as a support ticket lists it.
+
+    `cause` is the cause most of its errors name, `causes` every cause with its count, `models` the models named.
+    """
 
     start: str
     end: str
     count: int
+    cause: str = ""
+    causes: dict[str, int] = field(default_factory=dict)
+    models: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -67,14 +73,27 @@ def _peak(by_hour: Counter[int], total: int) -> tuple[tuple[int, int] | None, fl
     return ((best_start, (best_start + PEAK_WINDOW_HOURS) % 24), share) if total else (None, 0.0)
 
 
-def _bursts(times: Sequence[datetime]) -> list[Burst]:
-    """The runs of at least BURST_MIN times (ascending) with gaps under BURST_GAP."""
-    cuts = [i for i, (a, b) in enumerate(pairwise(times), 1) if b - a > BURST_GAP]  # where a new run starts
+def _bursts(dated: Sequence[tuple[datetime, Event]]) -> list[Burst]:
+    """The runs of at least BURST_MIN dated events (ascending by time) with gaps under BURST_GAP, each with its
+    causes and models."""
+    cuts = [i for i, (a, b) in enumerate(pairwise(dated), 1) if b[0] - a[0] > BURST_GAP]  # where a run starts
     out: list[Burst] = []
     start = 0
-    for end in (*cuts, len(times)):
+    for end in (*cuts, len(dated)):
         if end - start >= BURST_MIN:
-            out.append(Burst(times[start].isoformat(), times[end - 1].isoformat(), end - start))
+            run = dated[start:end]
+            causes = Counter(e.cause for _, e in run)
+            models = Counter(e.model for _, e in run if e.model)
+            out.append(
+                Burst(
+                    run[0][0].isoformat(),
+                    run[-1][0].isoformat(),
+                    end - start,
+                    causes.most_common(1)[0][0],
+                    dict(causes.most_common()),
+                    [m for m, _ in models.most_common(5)],
+                )
+            )
         start = end
     return out
 
@@ -103,7 +122,7 @@ def analyse(events: Sequence[Event]) -> Patterns:
     out.by_hour = {h: hours.get(h, 0) for h in range(24)}
     out.by_day = dict(sorted(days.items()))
     out.by_model = dict(models.most_common())
-    out.bursts = _bursts(times)
+    out.bursts = _bursts(sorted(((e[0], e) for e in events if e[0] is not None), key=itemgetter(0)))
     if len(times) >= PEAK_MIN_EVENTS and len(days) >= PEAK_MIN_DAYS:
         window, share = _peak(hours, len(times))
         if share >= PEAK_SHARE:

@@ -31,6 +31,7 @@ from capdoctor.classifier.digits import ZEROS, cannot_match, reads_digits
 from capdoctor.classifier.engine import Reading
 from capdoctor.classifier.gates import admits, folded, required
 from capdoctor.classifier.structure import StatusHit, error_status, status_unread
+from capdoctor.logscan import outcomes
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
 from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
@@ -45,14 +46,9 @@ RECORD_CHARS = 8192
 CONT_LINES = 40
 """How many continuation lines (stack frames, a pretty-printed JSON or HTML error body) may sit under a
 record's first line: a status on the first line and the provider's words deep in the body are one error."""
-SUCCESS_MARKERS = (
-    b"response.completed",
-    b'"stop_reason":"end_turn"',
-    b'"finish_reason":"stop"',
-    b'"type":"token_count"',
-    b" 200 OK",
-)
-"""Bytes that mean a request completed; used for 'retries that eventually succeeded' and 'went quiet'."""
+SUCCESS_MARKERS = outcomes.success_markers()
+"""Bytes that mean a request completed (`outcomes.toml`): an error they follow recovered; used for 'retries that
+eventually succeeded' and 'went quiet'."""
 SUCCESS_WINDOW = 256 * 1024
 _UNSEARCHED = sys.maxsize
 """A marker's search start before any search in a chunk (`_FileScanner._succeeded`)."""
@@ -92,11 +88,7 @@ _TS_HEAD = re.compile(
     rb"^\s*[\[(]?(?:(?:19|20)\d\d-\d\d-\d\d|1\d{9}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|"
     rb"Oct|Nov|Dec) +\d{1,2} \d\d:)|^\{\"(?:timestamp|ts|time)\""
 )
-_RETRY = re.compile(
-    r"retrying in|reconnecting|\battempt \d+\s*/\s*\d+|\bretry(?:ing)? \d+|after retries|"
-    r"retried \d+ times|attemptnumber",
-    re.IGNORECASE,
-)
+_RETRY = outcomes.retry_pattern()
 MODEL_RE = re.compile(
     r"(?<![\w.-])((?:gpt|o[134]|chatgpt|codex)-[\w.:-]*\w|o[134](?:-mini|-pro)?(?=[\s,;\"')])|"
     r"claude-[\w.:-]*\w|gemini-[\w.:-]*\w|(?:llama|qwen|deepseek|mistral|mixtral|kimi|moonshot|grok|glm|"
@@ -147,7 +139,8 @@ class FileInfo:
 
 
 class Event(NamedTuple):
-    """One classified error record: when, what, which model, and whether retries then succeeded.
+    """One classified error record: when, what, which model, whether it was retried and whether a request
+    completed soon after it (`succeeded`: it recovered).
 
     A named tuple rather than a frozen dataclass: a dense log makes one per error record in a worker and
     sends them all to the parent; a tuple is built and pickled at a fraction of the cost, and is as immutable.
@@ -1510,15 +1503,16 @@ class _FileScanner:
     def _event(
         self, buf: bytearray, cut: int, head: int, end: int, base: int, line_no: int, ts: datetime | None, facts: Facts
     ) -> None:
-        """The event of one error record (`_record`, `_again`): whether a retry it announced then succeeded (a
-        completion marker soon after it), and that a completed request is looked for after it."""
-        succeeded = facts.retry and self._succeeded(buf, cut, end)
+        """The event of one error record (`_record`, `_again`): whether a request completed soon after it (it
+        recovered; with a retry it announced, the retry succeeded), and that a completed request is looked for
+        after it."""
+        succeeded = self._succeeded(buf, cut, end)
         self.pending = True
         if end > self._chunk_record_end:
             self._chunk_record_end = end
         events = self.res.events
         if len(events) < MAX_EVENTS:
-            if facts.retry and not succeeded and end + SUCCESS_WINDOW > cut:  # its window goes on after this chunk
+            if not succeeded and end + SUCCESS_WINDOW > cut:  # its window goes on after this chunk
                 self.open_retries.append((len(events), base + end + SUCCESS_WINDOW))
             events.append(
                 Event(

@@ -152,7 +152,9 @@ class Prober:
         classify: Classifier,
         sleep: Callable[[float], None] = time.sleep,
         rand: Callable[[], float] = random.random,
+        check_id: str = CHECK_ID,
     ) -> None:
+        self.check_id = check_id  # whose requests these are, for the run's budget
         self.ctx, self.adapter, self.target, self.client = ctx, adapter, target, client
         self.budget, self.classify, self.sleep, self.rand = budget, classify, sleep, rand
         self.requests = 0
@@ -192,7 +194,7 @@ class Prober:
             and not self.budget_note
             and self.requests < self.budget.max_requests
             and self.ctx.remaining() > self.budget.reserve_s
-            and self.ctx.provider_budget.can_take(CHECK_ID, output_tokens)
+            and self.ctx.provider_budget.can_take(self.check_id, output_tokens)
         )
 
     def _admit(self, output_tokens: int, planned: int = 1) -> bool:
@@ -205,10 +207,10 @@ class Prober:
         ):
             return False
         run_budget = self.ctx.provider_budget
-        if run_budget.take(CHECK_ID, output_tokens):
+        if run_budget.take(self.check_id, output_tokens):
             return True
         self.not_sent += planned
-        self.budget_note = self.budget_note or run_budget.spent_text(CHECK_ID)
+        self.budget_note = self.budget_note or run_budget.spent_text(self.check_id)
         return False
 
     def refused(self, planned: int) -> None:
@@ -219,9 +221,9 @@ class Prober:
         """When the run's budget is why nothing more can be sent, count `planned` attempts (alternatives never
         tried) as not sent and return True; False when something else (this check's cap, the deadline) stops."""
         run_budget = self.ctx.provider_budget
-        if not self.budget_note and run_budget.can_take(CHECK_ID):
+        if not self.budget_note and run_budget.can_take(self.check_id):
             return False
-        self.budget_note = self.budget_note or run_budget.spent_text(CHECK_ID)
+        self.budget_note = self.budget_note or run_budget.spent_text(self.check_id)
         self.not_sent += planned
         return True
 

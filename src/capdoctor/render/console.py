@@ -5,7 +5,8 @@ TTY) Rich wraps to the window and renderers keep hanging indents. Anywhere else 
 StringIO) nothing is hard-wrapped: one logical line stays one line, as gh and uv do, so `| grep` and
 copy-paste see whole lines whatever `COLUMNS` says. Colour follows NO_COLOR (no colours; bold stays, as that
 convention asks) and FORCE_COLOR, which Rich reads; `--no-color` asks for plain text: no escape sequences.
-`ascii_only` tells whether the stream can show capdoctor's Unicode glyphs.
+`ascii_only` tells whether the stream can show capdoctor's Unicode glyphs. A closed pipe is not an error
+(see `console_for`).
 """
 
 from __future__ import annotations
@@ -36,11 +37,20 @@ def ascii_only(stream: Any) -> bool:
 
 
 def console_for(stream: Any, no_color: bool = False) -> Console:
-    """A Rich console on `stream` following the module's policy."""
+    """A Rich console on `stream` following the module's policy.
+
+    A closed pipe (`capdoctor explain … | head -1`) raises `BrokenPipeError` out of it, for the CLI to end
+    quietly: Rich's own answer is `SystemExit(1)`, which is capdoctor's documented "internal error".
+    """
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True  # nothing more can be said on this stream
+            raise BrokenPipeError
+
     tty = is_tty(stream)
-    return Console(
+    return _Console(
         file=stream,
         highlight=False,
         width=None if tty else PIPE_WIDTH,

@@ -127,8 +127,18 @@ def render(doc: dict[str, Any], out: TextIO, *, ascii_only: bool = False) -> Non
         }.get(s["model_spread"] or "")
         if spread:
             lines.append(f"Errors hit {spread}")
+    if doc.get("bursts"):
+        lines += ["", "Incidents (bursts of errors less than a minute apart)"]
+        lines += [
+            f"  {_when(b['start'])} to {_when(b['end'])}: {b['count']} errors, mostly {b.get('cause') or '-'}"
+            + (f" on {', '.join(b['models'])}" if b.get("models") else "")
+            for b in doc["bursts"][:5]
+        ]
     v = doc["verdict"]
     lines += ["", f"Verdict from the history: {v['cause']} (confidence {v['confidence']:.0%})", v["summary"]]
+    from capdoctor.render.terminal import also_line
+
+    lines += [f"  Also: {also_line(a)}" for a in v.get("also") or []]
     lines += [f"  - {e}" for e in v["evidence"]]
     if v["next_steps"]:
         lines.append("Next steps:")

@@ -96,6 +96,8 @@ def render(report: dict[str, Any]) -> str:
     )
     if t.evidence:
         out.append("<h3>Evidence</h3><ul>" + "".join(f"<li>{e(x)}</li>" for x in t.evidence) + "</ul>")
+    if t.also:
+        out.append("<h3>Also present</h3><ul>" + "".join(f"<li>{e(x)}</li>" for x in t.also) + "</ul>")
     if t.steps:
         out.append(
             "<h3>Next steps</h3><ol>"

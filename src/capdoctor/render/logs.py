@@ -15,6 +15,13 @@ BARS = " ▁▂▃▄▅▆▇█"
 ASCII_BARS = " .:-=+*#%"
 
 
+def _stamp(iso: str | None) -> str:
+    """An ISO time as `2026-11-29 09:05 UTC`, or `-`."""
+    from capdoctor.render.ticket import when
+
+    return when(iso)[:16] + " UTC" if iso else "-"
+
+
 def histogram(by_hour: dict[str, int], ascii_only: bool = False) -> list[str]:
     """Two lines: one bar per hour of day (scaled to the busiest hour) and the hour labels under them."""
     bars = ASCII_BARS if ascii_only else BARS
@@ -31,6 +38,7 @@ def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False, ascii_onl
     from rich.table import Table
 
     from capdoctor.render.console import console_for
+    from capdoctor.render.terminal import also_line
     from capdoctor.text import neutralise_all
 
     console = console_for(out)
@@ -38,6 +46,8 @@ def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False, ascii_onl
     v = doc["verdict"]
     console.print(f"[bold]Verdict from the logs:[/bold] {escape(v['cause'])} (confidence {v['confidence']:.0%})")
     console.print(escape(v["summary"]))
+    for also in v.get("also") or []:
+        console.print(f"  [bold]Also:[/bold] {escape(also_line(also))}")
     files = doc["files"]
     read = [f for f in files if not f.get("skipped")]
     lines = sum(f["lines"] for f in read)
@@ -50,10 +60,16 @@ def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False, ascii_onl
     )
     if doc["matches"]:
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-        for col in ("signature", "cause", "count", "first", "last"):
-            table.add_column(col, justify="right" if col == "count" else "left", no_wrap=col == "signature")
+        for col in ("error", "cause", "count", "first", "last"):
+            table.add_column(col, justify="right" if col == "count" else "left")
         for m in doc["matches"][: None if verbose else 10]:
-            table.add_row(escape(m["signature"]), m["cause"], str(m["count"]), m["first"] or "-", m["last"] or "-")
+            table.add_row(
+                escape(m.get("title") or m["signature"]),
+                m["cause"],
+                str(m["count"]),
+                _stamp(m["first"]),
+                _stamp(m["last"]),
+            )
         console.print(table)
         if verbose:
             for m in doc["matches"]:
@@ -67,11 +83,20 @@ def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False, ascii_onl
     if doc["by_model"]:
         console.print("Errors by model: " + ", ".join(f"{escape(k)} {v}" for k, v in doc["by_model"].items()))
     pats = doc.get("patterns", {})
+    if pats.get("bursts"):
+        console.print("\n[bold]Incidents[/bold] (bursts of errors less than a minute apart)")
+        for b in pats["bursts"][: None if verbose else 5]:
+            models = f" on {escape(', '.join(b['models']))}" if b.get("models") else ""
+            console.print(
+                f"  {_stamp(b['start'])} to {_stamp(b['end'])}: {b['count']} errors, mostly "
+                f"{escape(b.get('cause') or '-')}{models}"
+            )
     if pats.get("retries"):
         console.print(f"Retries: {pats['retries']}, followed by a completed request: {pats['retries_succeeded']}")
     if pats.get("last_error_before_quiet"):
         last = pats["last_error_before_quiet"]
-        console.print(f"Last error before the log went quiet: {escape(last['signature'])} at {last['ts'] or '-'}")
+        name = last.get("title") or last["signature"]
+        console.print(f"Last error before the log went quiet: {escape(name)}, at {_stamp(last['ts'])}")
     if v["next_steps"]:
         console.print("\n[bold]Next steps[/bold]")
         for i, step in enumerate(v["next_steps"], 1):

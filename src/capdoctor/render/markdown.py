@@ -43,6 +43,8 @@ def render(report: dict[str, Any]) -> str:
     lines += ["", f"## Verdict: {t.cause} (confidence {t.confidence})", "", _cell(t.summary), ""]
     if t.evidence:
         lines += ["Evidence:", "", *(f"- {_cell(e)}" for e in t.evidence), ""]
+    if t.also:
+        lines += ["Also present:", "", *(f"- {_cell(a)}" for a in t.also), ""]
     if t.steps:
         lines += ["Next steps:", ""]
         lines += [

@@ -14,6 +14,7 @@ messages, log lines, config values) is made inert before it reaches the terminal
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,24 @@ def _ms(value: Any) -> str:
     return "—" if value is None else f"{float(value):.0f}"
 
 
+UNIT_JOIN = re.compile(r"(?<=\d) (?=(?:ms|s|µs|min|h|d|KiB|MiB|GiB|kB|MB|GB|%)\b)")
+"""The space between a number and its unit (`11 ms`, `2.3 GiB`): a wrap never falls there."""
+GLUE = "\ue000"
+"""What such a space is while a line wraps: not whitespace, so Rich keeps the pair together (one cell wide,
+as the space is); it is a plain space again in what is printed, so a copied or grepped `11 ms` still reads."""
+
+
+def _glued(body: Text) -> Text:
+    joined = body.copy()
+    joined.plain = UNIT_JOIN.sub(GLUE, body.plain)  # same length: every style span stays where it was
+    return joined
+
+
+def _unglued(line: Text) -> Text:
+    line.plain = line.plain.replace(GLUE, " ")
+    return line
+
+
 class Hanging:
     """`lead` then `body`, the body wrapped to the console with continuation lines under its first character."""
 
@@ -64,9 +83,10 @@ class Hanging:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """One Text per wrapped line, without padding (no trailing spaces to copy)."""
         indent = self.lead.cell_len
-        for i, line in enumerate(self.body.wrap(console, max(16, options.max_width - indent), overflow="fold")):
+        width = max(16, options.max_width - indent)
+        for i, line in enumerate(_glued(self.body).wrap(console, width, overflow="fold")):
             line.rstrip()
-            yield (self.lead if i == 0 else Text(" " * indent)) + line
+            yield (self.lead if i == 0 else Text(" " * indent)) + _unglued(line)
 
 
 def item(prefix: str | Text, body: Text, wrap: bool, indent: int = 0) -> RenderableType:
@@ -191,6 +211,10 @@ def verdict_block(report: dict[str, Any], ascii_only: bool = False, wrap: bool =
         parts.append(Text("  Evidence", style="bold"))
         bullet = "* " if ascii_only else "• "
         parts += [item(bullet, Text(one_line(line)), wrap, 3) for line in v["evidence"]]
+    if v.get("also"):
+        parts.append(Text("  Also present", style="bold"))
+        bullet = "* " if ascii_only else "• "
+        parts += [item(bullet, Text(also_line(a)), wrap, 3) for a in v["also"]]
     if v["next_steps"]:
         parts.append(Text("  Next steps", style="bold"))
         number_width = len(str(len(v["next_steps"])))
@@ -202,12 +226,18 @@ def verdict_block(report: dict[str, Any], ascii_only: bool = False, wrap: bool =
     return parts
 
 
+def also_line(also: dict[str, Any]) -> str:
+    """One contributing cause in words: `Also quota or rate limit: … (confidence 97%)`."""
+    return f"{one_line(str(also['summary']))} (confidence {float(also['confidence']):.0%})"
+
+
 class CommandLine(Text):
     """A `$ command` line: printed without Rich's wrapping, so a copied command is always whole."""
 
 
-def footer(report: dict[str, Any]) -> Text:
-    """One closing line: counts per status and the verdict's category."""
+def footer(report: dict[str, Any], verbose: bool = False) -> Text:
+    """One closing line: counts per status and the verdict's category, and the flags that show more (not
+    `-v` to a reader who gave it)."""
     counts: dict[str, int] = {}
     for check in report["checks"]:
         counts[check["status"]] = counts.get(check["status"], 0) + 1
@@ -215,7 +245,8 @@ def footer(report: dict[str, Any]) -> Text:
     parts = [f"{counts[s]} {words[s]}" for s in ("pass", "warn", "fail", "error", "skip") if counts.get(s)]
     cause = report["verdict"]["cause"]
     tail = "no issues found." if cause == "none" else f"verdict: {cause}."
-    return Text(" · ".join(parts) + f" — {tail}  (details: -v · ticket report: --report FILE)")
+    more = "ticket report: --report FILE" if verbose else "details: -v · ticket report: --report FILE"
+    return Text(" · ".join(parts) + f" — {tail}  ({more})")
 
 
 def _print(console: Console, renderables: Sequence[RenderableType]) -> None:
@@ -233,7 +264,7 @@ def render(
         _print(console, [Text(neutralise(header), style="bold")])
     _print(console, list(checklist(report, verbose, ascii_only, wrap).renderables))
     _print(console, verdict_block(report, ascii_only, wrap))
-    _print(console, [item("", footer(report), wrap)])
+    _print(console, [item("", footer(report, verbose), wrap)])
 
 
 class Checklist:

@@ -114,6 +114,8 @@ class Ticket:
     summary: str
     evidence: list[str]
     steps: list[tuple[str, str | None]]
+    also: list[str]
+    """Every other cause present, in words, with its confidence and what to do about it."""
     tables: list[Table]
     findings: list[tuple[str, list[str]]]
     footer: str
@@ -293,9 +295,15 @@ def _target_table(report: Mapping[str, Any]) -> Table:
     if not isinstance(target, Mapping):
         return table
     sources = target.get("sources") or {}
+    tried = list(
+        dict.fromkeys(str(m.get("model")) for _, m, _, _ in attempts(report) if m.get("role") == "alternative")
+    )
     for key, label, source_keys in TARGET_ROWS:
         source = next((sources[k] for k in source_keys if sources.get(k)), None)
-        table.rows.append((label, human(target.get(key)), human(source)))
+        value = target.get(key)
+        if key == "alt_models" and not value and tried:  # none configured: the ones the probe picked and tried
+            value, source = tried, "none configured; picked by capdoctor (the provider's lighter models)"
+        table.rows.append((label, human(value), human(source)))
     return table
 
 
@@ -322,6 +330,28 @@ def _findings(report: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     return out
 
 
+def _also_line(also: Mapping[str, Any]) -> str:
+    steps = [human(s.get("text")) for s in also.get("next_steps") or [] if isinstance(s, Mapping)]
+    first = f" Next: {steps[0]}" if steps else ""
+    return f"{human(also.get('summary'))} (confidence {float(also.get('confidence') or 0):.0%}).{first}"
+
+
+def _incident_table(report: Mapping[str, Any]) -> Table:
+    """The bursts of errors the logs or the history hold: when, how many, which cause and models."""
+    bursts = [b for c in _checks(report) for b in (c.get("data") or {}).get("bursts") or [] if isinstance(b, Mapping)]
+    rows: list[tuple[str, ...]] = [
+        (
+            when(b.get("start")),
+            when(b.get("end")),
+            human(b.get("count")),
+            human(b.get("cause")),
+            human(", ".join(str(m) for m in b.get("models") or [])),
+        )
+        for b in bursts[:20]
+    ]
+    return Table("Incidents (bursts of errors)", ("Start", "End", "Errors", "Cause", "Models"), rows)
+
+
 def ticket(report: Mapping[str, Any]) -> Ticket:
     """The ticket's content for `report` (see the module docstring)."""
     v = report["verdict"]
@@ -337,6 +367,7 @@ def ticket(report: Mapping[str, Any]) -> Ticket:
         t
         for t in (
             _attempt_table(report),
+            _incident_table(report),
             _client_table(report),
             _path_table(report),
             _check_table(report),
@@ -356,6 +387,7 @@ def ticket(report: Mapping[str, Any]) -> Ticket:
         summary=human(v["summary"]),
         evidence=[human(e) for e in v.get("evidence") or []],
         steps=[(human(s.get("text")), one_line(str(s["command"])) if s.get("command") else None) for s in steps],
+        also=[_also_line(a) for a in v.get("also") or [] if isinstance(a, Mapping)],
         tables=tables,
         findings=_findings(report),
         footer=f"capdoctor {human(report.get('version'))} · JSON schema {human(report.get('schema'))} · "

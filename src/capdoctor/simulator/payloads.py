@@ -33,6 +33,10 @@ CATALOG: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "compat": ("llama3.1:70b", ("llama3.2:3b",)),
     "openrouter": ("openai/gpt-5.5", ("openai/gpt-5.4-mini",)),
 }
+ALSO_SERVED: Mapping[str, tuple[str, ...]] = {"anthropic": ("claude-sonnet-4-6",)}
+"""Models a shape also serves (as primaries): the ones `capdoctor diagnose` picks for that provider when no
+--model is given, so following the simulator's printed lines without one still reaches the scenario's verdict
+(a test pins them to the provider adapters' defaults; the simulator itself never imports capdoctor's engine)."""
 
 DISPLAY_NAMES: Mapping[str, str] = {
     "claude-opus-4-7": "Claude Opus 4.7",

@@ -217,7 +217,7 @@ def _models_for(sc: Scenario, shape: str) -> list[str]:
     (e.g. the `quota` scenario's gpt-5.5 through the Gemini shape).
     """
     primary, alts = _catalog(shape)
-    models = [primary, *alts]
+    models = [primary, *payloads.ALSO_SERVED.get(shape, ()), *alts]
     models += [m for m in (sc.primary_model, *sc.alt_models) if m not in models]
     if sc.unlisted_primary:
         keep = _alternatives(sc)
@@ -530,6 +530,9 @@ def _routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         ("POST", r"/ollama/api/generate", lambda r, c, m: _ollama_generate(r, c, "generate")),
         ("GET", r"/ollama/v1/models", lst("compat")),
         ("POST", r"/ollama/v1/chat/completions", gen("compat", "chat")),
+        # what `diagnose --provider ollama --base-url …/ollama` (Ollama's root, as OLLAMA_HOST names it) sends
+        ("GET", r"/ollama/models", lst("compat")),
+        ("POST", r"/ollama/chat/completions", gen("compat", "chat")),
         ("GET", r"/openrouter/api/v1/models", lst("openrouter")),
         ("POST", r"/openrouter/api/v1/chat/completions", gen("openrouter", "chat")),
         (

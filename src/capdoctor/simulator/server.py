@@ -47,6 +47,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     block_on_close = False
+    request_queue_size = 512  # socketserver's 5 drops connects when hundreds of clients arrive at once (bench/proxy.py)
 
     def __init__(self, address: tuple[str, int], sim: Simulator) -> None:
         self.sim = sim
@@ -325,6 +326,35 @@ class Simulator:
                 del self.requests[0]
 
 
+def diagnose_command(sim: Simulator, provider: str) -> str:
+    """The whole `capdoctor diagnose …` line that plays the running scenario through `provider`'s shape: the
+    provider, base URL and models said outright, since defaults guessed from a loopback URL are not the
+    simulator's (`--base-url …/v1` alone is an OpenAI-compatible local server with a local default model), and
+    the simulator's status page named (`CAPDOCTOR_STATUS_URL`), since the provider's real one is not the play's."""
+    import shlex
+
+    from capdoctor.simulator.routes import PROVIDER_SHAPE, _catalog
+
+    sc = sim.scenario
+    shape = PROVIDER_SHAPE.get(provider, provider)
+    own = sc.provider == provider or (sc.provider == "ollama" and shape in ("ollama", "compat"))
+    primary, alts = (sc.primary_model, sc.alt_models) if own else _catalog(shape)
+    words = [
+        f"CAPDOCTOR_STATUS_URL={sim.status_url}",
+        "capdoctor",
+        "diagnose",
+        "--provider",
+        provider,
+        "--base-url",
+        sim.base_url(provider),
+        "--model",
+        primary,
+    ]
+    for alt in alts[:1]:
+        words += ["--alt-model", alt]
+    return " ".join(shlex.quote(w) for w in words)
+
+
 def serve(
     scenario: str = "healthy",
     host: str = "127.0.0.1",
@@ -347,6 +377,9 @@ def serve(
             out(f"  {provider:<{width}}  {sim.base_url(provider)}")
         out(f"  {'status page':<{width}}  {sim.status_url}/api/v2/summary.json")
         out(f"  model {sc.primary_model} (alternatives: {', '.join(sc.alt_models)})")
+        out(f"Diagnose it (any of these reaches the verdict {sc.expected_cause!r}):")
+        for provider in PREFIXES:
+            out(f"  {diagnose_command(sim, provider)}")
         out("Press Ctrl+C to stop.")
         waiter = until or threading.Event()
         while not waiter.wait(0.2):

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from capdoctor.errors import UsageError
 from capdoctor.watch.rounds import MIN_QUIET_INTERVAL_S, Guard, Stopped, watch
-from capdoctor.watch.store import DEFAULT_RETENTION_DAYS, HistoryBusy, Store
+from capdoctor.watch.store import DEFAULT_RETENTION_DAYS, HistoryBusy, HistoryError, Store
 
 if TYPE_CHECKING:
     from capdoctor.engine import RunRequest
@@ -82,7 +82,7 @@ def round_line(rnd: RoundRecord) -> str:
 
 
 def _validate(request: RunRequest, settings: WatchSettings, err: TextIO, scrub: Callable[[str], str]) -> None:
-    from capdoctor.hosts import is_loopback_host
+    from capdoctor.hosts import bind_problem, is_loopback_host
 
     if request.target is None:
         raise UsageError(
@@ -93,12 +93,17 @@ def _validate(request: RunRequest, settings: WatchSettings, err: TextIO, scrub: 
             f"capdoctor: warning: --interval {settings.interval_s:g} s: every round sends a few tiny "
             "requests that spend a little of your quota; 300 s is plenty to see patterns\n"
         )
+    problem = bind_problem(settings.metrics_host) if settings.metrics_port is not None else None
+    if problem:
+        raise UsageError(f"--metrics-host {settings.metrics_host!r} (flag --metrics-host) {problem}")
     if settings.metrics_port is not None and not is_loopback_host(settings.metrics_host):
         err.write(
             f"capdoctor: warning: --metrics-host {scrub(settings.metrics_host)}: /metrics is reachable "
             "from other machines (it holds no secret, but model names and error rates)\n"
         )
     if settings.textfile is not None:
+        if settings.textfile.is_dir():
+            raise UsageError(f"--textfile {settings.textfile} (flag --textfile) is a directory; give a .prom file name")
         if not settings.textfile.parent.is_dir():
             raise UsageError(f"--textfile {settings.textfile}: folder {settings.textfile.parent} does not exist")
         if not os.access(settings.textfile.parent, os.W_OK):
@@ -258,8 +263,12 @@ def history_command(db: Path | None, since: str | None, json_out: bool, out: Tex
 
 
 def open_history(path: Path) -> Store:
-    """The history `logs --into PATH` feeds (created when missing); HistoryError when it cannot be used."""
-    return Store.open(path)
+    """The history `logs --into PATH` feeds (created when missing); HistoryError when it cannot be used, naming
+    `--into`, the flag this path came from (the store's own words name `--db`, watch's and history's flag)."""
+    try:
+        return Store.open(path)
+    except HistoryError as exc:
+        raise type(exc)(str(exc).replace("--db", "--into")) from None
 
 
 def feed_logs(run: LogsRun, store: Store, err: TextIO) -> int:

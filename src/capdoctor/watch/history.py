@@ -148,7 +148,7 @@ def longest_outage(rounds: Sequence[RoundRecord]) -> Outage | None:
 def analyse(rounds: Sequence[RoundRecord], tz: tzinfo | None = None) -> Analysis:
     """Patterns, findings and the verdict of `rounds` through the log scanner's rules and `verdict.decide`."""
     from capdoctor.logscan import findings, patterns
-    from capdoctor.verdict import decide
+    from capdoctor.verdict.decision import decide
 
     scan = scan_of(rounds, tz)
     pats = patterns.analyse(scan.events)
@@ -168,7 +168,13 @@ def analyse(rounds: Sequence[RoundRecord], tz: tzinfo | None = None) -> Analysis
             parts.append(f"{logged} error(s) imported from logs")
         found = findings.build_findings(scan, pats, seen_in="in the history")
         status = Status.WARN if scan.events else Status.PASS
-        check = result_of(HistoryStage, status, "; ".join(parts), findings=found if scan.events else ())
+        check = result_of(
+            HistoryStage,
+            status,
+            "; ".join(parts),
+            findings=found if scan.events else (),
+            data={"bursts": [b.__dict__ for b in pats.bursts[:20]]},
+        )
     return Analysis(pats, check, decide([check]), longest_outage(rounds))
 
 
@@ -258,6 +264,7 @@ def document(
                 "started": _iso(r.started),
                 "finished": _iso(r.finished),
                 "source": r.source,
+                "kind": r.kind,
                 "provider": r.provider,
                 "model": r.model,
                 "verdict": r.verdict,
@@ -295,11 +302,6 @@ def document(
                 "seconds": round(outage.ended - outage.started, 1),
             },
         },
-        "verdict": {
-            "cause": verdict.cause,
-            "confidence": round(verdict.confidence, 3),
-            "summary": verdict.summary,
-            "evidence": list(verdict.evidence),
-            "next_steps": [s.to_dict() for s in verdict.next_steps],
-        },
+        "bursts": [b.__dict__ for b in pats.bursts[:20]],
+        "verdict": verdict.to_dict(),
     }

@@ -19,7 +19,13 @@ from capdoctor.model import CheckResult, Verdict
 
 WATCH = "watch"
 LOGS = "logs"
-"""The two sources of rounds: live watch rounds and imported log lines."""
+"""The two sources of rounds: live traffic (watch's probes, or the user's own through the proxy) and imported
+log lines. History weighs every live attempt alike, whoever sent it."""
+
+PROBE = "probe"
+PROXY = "proxy"
+"""The kinds of a live round: watch's own small probes, or one exchange of the user's traffic that
+`capdoctor proxy` carried (`RoundRecord.kind`)."""
 
 _KIND_RE = re.compile(r"[^a-z0-9]+")
 
@@ -64,6 +70,49 @@ class AttemptRecord:
 
 
 @dataclass(frozen=True)
+class ExchangeRecord:
+    """What `capdoctor proxy` keeps of one exchange beyond its attempt: never the prompt or the completion.
+
+    `client`/`client_version` come from the User-Agent; `request_ids` maps a header (`x-request-id`,
+    `request-id`, `cf-ray`) to its value; `ratelimit` holds the rate-limit and `retry-after` headers as sent;
+    `outcome` is how the body ended (`completed`, `error_event`, `cut`, `cancelled`, `upstream_failed`);
+    `bytes` what reached the client; `error_text` the provider's words for a failure, redacted and bounded.
+    """
+
+    method: str
+    path: str
+    upstream: str
+    client: str | None = None
+    client_version: str | None = None
+    stream: bool = False
+    outcome: str = "completed"
+    bytes: int = 0
+    ttfb_ms: float | None = None
+    total_ms: float | None = None
+    request_ids: Mapping[str, str] = field(default_factory=dict)
+    ratelimit: Mapping[str, str] = field(default_factory=dict)
+    error_text: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of an exchange (the store keeps the mappings as JSON text)."""
+        return {
+            "method": self.method,
+            "path": self.path,
+            "upstream": self.upstream,
+            "client": self.client,
+            "client_version": self.client_version,
+            "stream": self.stream,
+            "outcome": self.outcome,
+            "bytes": self.bytes,
+            "ttfb_ms": self.ttfb_ms,
+            "total_ms": self.total_ms,
+            "request_ids": dict(self.request_ids),
+            "ratelimit": dict(self.ratelimit),
+            "error_text": self.error_text,
+        }
+
+
+@dataclass(frozen=True)
 class RoundRecord:
     """One round: when, against what, every attempt, the verdict of the round, and quota left per kind."""
 
@@ -77,6 +126,9 @@ class RoundRecord:
     summary: str = ""
     attempts: tuple[AttemptRecord, ...] = ()
     quota: Mapping[str, float] = field(default_factory=dict)
+    kind: str = PROBE
+    exchange: ExchangeRecord | None = None
+    """For a proxy round (`kind` PROXY): what the proxy saw of the exchange besides the attempt."""
 
     @property
     def failed(self) -> bool | None:

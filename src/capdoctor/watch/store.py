@@ -8,19 +8,27 @@ the round row, its attempts, its quota, and the retention pruning — in ONE `BE
 `kill -9` at any moment loses at most that round, and two watchers on one file take turns (WAL mode, a busy
 timeout) instead of corrupting it. Schema changes are `MIGRATIONS`: statements that take version N to N+1,
 applied in one transaction on open. It must not print, and it stores no secret (records carry none).
+
+Schema 2 adds what `capdoctor proxy` records into the same file: `rounds.kind` (`probe` for watch's own
+rounds, every older row included; `proxy` for one exchange of the user's traffic), `exchanges` (the proxy's
+facts about that exchange, one row per proxy round, deleted with it) and `snapshots` (how the network looked
+when a burst of failures came, pruned by the same retention). History reads proxy rounds as the live attempts
+they are; an older capdoctor refuses the file by its version instead of misreading it.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from capdoctor.errors import UsageError
-from capdoctor.watch.records import WATCH, AttemptRecord, RoundRecord
+from capdoctor.watch.records import WATCH, AttemptRecord, ExchangeRecord, RoundRecord
 
 APPLICATION_ID = 0x43617044
 """`PRAGMA application_id` of a capdoctor history ("CapD"): tells our file from any other SQLite file."""
@@ -69,10 +77,37 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (round_id, kind)
         )""",
     ),
+    (  # 1 -> 2: the proxy's exchanges and burst snapshots; rounds say whose traffic they are
+        "ALTER TABLE rounds ADD COLUMN kind TEXT NOT NULL DEFAULT 'probe'",
+        """CREATE TABLE exchanges (
+            round_id INTEGER PRIMARY KEY REFERENCES rounds(id) ON DELETE CASCADE,
+            method TEXT NOT NULL,
+            path TEXT NOT NULL,
+            upstream TEXT NOT NULL,
+            client TEXT,
+            client_version TEXT,
+            stream INTEGER NOT NULL,
+            outcome TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            ttfb_ms REAL,
+            total_ms REAL,
+            request_ids TEXT NOT NULL DEFAULT '{}',
+            ratelimit TEXT NOT NULL DEFAULT '{}',
+            error_text TEXT
+        )""",
+        """CREATE TABLE snapshots (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            reason TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            data TEXT NOT NULL
+        )""",
+        "CREATE INDEX snapshots_at ON snapshots(at)",
+    ),
 )
 """`MIGRATIONS[n]` takes a history from schema version n to n+1; the last index + 1 is the current version."""
 
-OUR_TABLES = frozenset({"rounds", "attempts", "quota"})
+OUR_TABLES = frozenset({"rounds", "attempts", "quota", "exchanges", "snapshots"})
 
 
 class HistoryError(UsageError):
@@ -89,6 +124,16 @@ class StoredRound:
 
     id: int
     record: RoundRecord
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """How the network looked at a burst of failures: when, why it was taken, the checks' verdict and rows."""
+
+    at: float
+    reason: str
+    verdict: str
+    data: Mapping[str, Any]
 
 
 def _describe(exc: sqlite3.Error) -> str:
@@ -217,29 +262,61 @@ class Store:
         Attempts with an `origin` already stored (a log line imported before) are skipped; a log round that
         adds nothing leaves no round behind.
         """
+        return self.record_many((rnd,), retention_days, now)
+
+    def record_many(
+        self,
+        rounds: Sequence[RoundRecord],
+        retention_days: float | None = DEFAULT_RETENTION_DAYS,
+        now: float | None = None,
+    ) -> int:
+        """Write every round of `rounds` and prune, in ONE transaction (the proxy's batch of exchanges: one
+        fsync for many rounds instead of one each); returns the attempts added."""
         c = self.conn
         with _errors(self.path, "record a round"):
             c.execute("BEGIN IMMEDIATE")
             try:
-                added = self._insert(rnd)
+                added = sum(self._insert(rnd) for rnd in rounds)
                 if retention_days is not None:
                     cutoff = (time.time() if now is None else now) - retention_days * 86400
                     c.execute("DELETE FROM attempts WHERE at < ?", (cutoff,))
                     c.execute("DELETE FROM rounds WHERE finished < ?", (cutoff,))
+                    c.execute("DELETE FROM snapshots WHERE at < ?", (cutoff,))
                 c.execute("COMMIT")
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
         return added
 
+    def record_snapshot(self, snap: Snapshot) -> None:
+        """Write one network snapshot (its data as JSON; the caller has redacted it)."""
+        c = self.conn
+        with _errors(self.path, "record a snapshot"):
+            c.execute(
+                "INSERT INTO snapshots (at, reason, verdict, data) VALUES (?, ?, ?, ?)",
+                (snap.at, snap.reason, snap.verdict, json.dumps(dict(snap.data), sort_keys=True, default=str)),
+            )
+
     def _insert(self, rnd: RoundRecord) -> int:
         c = self.conn
         cur = c.execute(
-            "INSERT INTO rounds (started, finished, source, provider, model, verdict, confidence, summary) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (rnd.started, rnd.finished, rnd.source, rnd.provider, rnd.model, rnd.verdict, rnd.confidence, rnd.summary),
+            "INSERT INTO rounds (started, finished, source, provider, model, verdict, confidence, summary, kind) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                rnd.started,
+                rnd.finished,
+                rnd.source,
+                rnd.provider,
+                rnd.model,
+                rnd.verdict,
+                rnd.confidence,
+                rnd.summary,
+                rnd.kind,
+            ),
         )
         round_id = cur.lastrowid
+        if rnd.exchange is not None:
+            self._insert_exchange(round_id, rnd.exchange)
         added = 0
         for seq, a in enumerate(rnd.attempts):
             cur = c.execute(
@@ -270,7 +347,73 @@ class Store:
         )
         return added
 
+    def _insert_exchange(self, round_id: int | None, ex: ExchangeRecord) -> None:
+        self.conn.execute(
+            "INSERT INTO exchanges (round_id, method, path, upstream, client, client_version, stream, outcome, "
+            "bytes, ttfb_ms, total_ms, request_ids, ratelimit, error_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?)",
+            (
+                round_id,
+                ex.method,
+                ex.path,
+                ex.upstream,
+                ex.client,
+                ex.client_version,
+                int(ex.stream),
+                ex.outcome,
+                ex.bytes,
+                ex.ttfb_ms,
+                ex.total_ms,
+                json.dumps(dict(ex.request_ids), sort_keys=True),
+                json.dumps(dict(ex.ratelimit), sort_keys=True),
+                ex.error_text,
+            ),
+        )
+
     # -- reading
+
+    def exchanges(self, since: float | None = None) -> list[tuple[RoundRecord, ExchangeRecord]]:
+        """The proxy's exchanges that ended at or after `since` (None: all), oldest first, each with its round."""
+        cutoff = float("-inf") if since is None else since
+        by_id = {s.id: s.record for s in self.rounds(since)}
+        with _errors(self.path, "read it"):
+            rows = self.conn.execute(
+                "SELECT e.round_id, e.method, e.path, e.upstream, e.client, e.client_version, e.stream, e.outcome, "
+                "e.bytes, e.ttfb_ms, e.total_ms, e.request_ids, e.ratelimit, e.error_text FROM exchanges e "
+                "JOIN rounds r ON r.id = e.round_id WHERE r.finished >= ? ORDER BY r.started, r.id",
+                (cutoff,),
+            ).fetchall()
+        return [
+            (
+                by_id[r[0]],
+                ExchangeRecord(
+                    r[1],
+                    r[2],
+                    r[3],
+                    r[4],
+                    r[5],
+                    bool(r[6]),
+                    r[7],
+                    r[8],
+                    r[9],
+                    r[10],
+                    json.loads(r[11]),
+                    json.loads(r[12]),
+                    r[13],
+                ),
+            )
+            for r in rows
+            if r[0] in by_id
+        ]
+
+    def snapshots(self, since: float | None = None) -> list[Snapshot]:
+        """The network snapshots taken at or after `since` (None: all), oldest first."""
+        cutoff = float("-inf") if since is None else since
+        with _errors(self.path, "read it"):
+            rows = self.conn.execute(
+                "SELECT at, reason, verdict, data FROM snapshots WHERE at >= ? ORDER BY at, id", (cutoff,)
+            ).fetchall()
+        return [Snapshot(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
     def rounds(self, since: float | None = None) -> list[StoredRound]:
         """Every round that ended at or after `since` (Unix seconds; None: all), oldest first, with attempts.
@@ -283,7 +426,7 @@ class Store:
             c.execute("BEGIN")
             try:
                 rows = c.execute(
-                    "SELECT id, started, finished, source, provider, model, verdict, confidence, summary "
+                    "SELECT id, started, finished, source, provider, model, verdict, confidence, summary, kind "
                     "FROM rounds WHERE finished >= ? ORDER BY started, id",
                     (cutoff,),
                 ).fetchall()
@@ -322,7 +465,17 @@ class Store:
             StoredRound(
                 r[0],
                 RoundRecord(
-                    r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], tuple(attempts.get(r[0], ())), quota.get(r[0], {})
+                    r[1],
+                    r[2],
+                    r[3],
+                    r[4],
+                    r[5],
+                    r[6],
+                    r[7],
+                    r[8],
+                    tuple(attempts.get(r[0], ())),
+                    quota.get(r[0], {}),
+                    kind=r[9],
                 ),
             )
             for r in rows

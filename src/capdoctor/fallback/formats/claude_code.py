@@ -21,13 +21,21 @@ MAX_FALLBACK_MODELS = 3
 """Claude Code tries at most three fallback models."""
 
 
-def settings(pool: Pool) -> dict[str, Any]:
-    """The settings object: the `env` block, and `fallbackModel` when there is more than one alternative."""
-    if pool.provider != "anthropic":
-        raise Unsupported(
-            f"Claude Code speaks the Anthropic Messages API and the target is {pool.provider}: use "
+def refusal(provider: str) -> str | None:
+    """Why this format cannot serve a `provider` target, or None (asked before anything is probed)."""
+    if provider != "anthropic":
+        return (
+            f"Claude Code speaks the Anthropic Messages API and the target is {provider}: use "
             "--format litellm, or the format of the client you run"
         )
+    return None
+
+
+def settings(pool: Pool) -> dict[str, Any]:
+    """The settings object: the `env` block, and `fallbackModel` when there is more than one alternative."""
+    why = refusal(pool.provider)
+    if why:
+        raise Unsupported(why)
     env: dict[str, str] = {}
     base = custom_base_url(pool)
     if base:
@@ -46,10 +54,9 @@ def settings(pool: Pool) -> dict[str, Any]:
 def generate(pool: Pool) -> Generated:
     """The JSON, with the provenance and how to load it as notes."""
     text = json.dumps(settings(pool), indent=2) + "\n"
-    notes = (
-        *provenance(pool),
-        "Load it for one session with `claude --settings capdoctor-fallback.json`, or merge it into "
-        "~/.claude/settings.json with --write ~/.claude/settings.json --merge.",
-        f"Remove ANTHROPIC_MODEL again once {pool.primary.model} answers.",
+    notes = (*provenance(pool), f"Remove ANTHROPIC_MODEL again once {pool.primary.model} answers.")
+    load = (
+        "Load it for one session with `claude --settings {file}`, or merge it into ~/.claude/settings.json "
+        "with --write ~/.claude/settings.json --merge."
     )
-    return Generated(text, "json", notes)
+    return Generated(text, "json", notes, file="capdoctor-fallback.json", load=load)

@@ -34,11 +34,9 @@ def document(pool: Pool) -> Any:
     """The profile as a tomlkit document, provenance and usage as comments."""
     import tomlkit
 
-    if pool.provider not in OPENAI_SHAPED:
-        raise Unsupported(
-            f"Codex speaks the OpenAI wire API and the target is {pool.provider}: use --format "
-            "litellm (a LiteLLM proxy can serve Codex) or --format env"
-        )
+    why = refusal(pool.provider)
+    if why:
+        raise Unsupported(why)
     doc = tomlkit.document()
     for line in comment_block(
         [
@@ -74,6 +72,16 @@ def document(pool: Pool) -> Any:
     return doc
 
 
+def refusal(provider: str) -> str | None:
+    """Why this format cannot serve a `provider` target, or None (asked before anything is probed)."""
+    if provider not in OPENAI_SHAPED:
+        return (
+            f"Codex speaks the OpenAI wire API and the target is {provider}: use --format "
+            "litellm (a LiteLLM proxy can serve Codex) or --format env"
+        )
+    return None
+
+
 def generate(pool: Pool) -> Generated:
     """The profile's TOML text and the command that starts Codex with it."""
     import tomlkit
@@ -82,5 +90,7 @@ def generate(pool: Pool) -> Generated:
     return Generated(
         text,
         "toml",
-        (f"Start Codex with it: codex --profile {PROFILE} (after saving it as ~/.codex/{PROFILE}.config.toml).",),
+        file=f"~/.codex/{PROFILE}.config.toml",
+        load=f"Start Codex with it: codex --profile {PROFILE} (Codex reads that profile from "
+        f"~/.codex/{PROFILE}.config.toml).",
     )

@@ -30,6 +30,9 @@ MODEL_VARS: Mapping[str, Callable[[Pool], dict[str, str]]] = {
 """The model variables each provider's clients read (provider knowledge kept here for now)."""
 
 AZURE_SUFFIX = "/openai/v1"
+POOL_VARS = ("CAPDOCTOR_FALLBACK_MODEL", "CAPDOCTOR_FALLBACK_MODELS")
+"""The best alternative and the ranked alternatives, comma-separated: written for every provider, so the output
+always names the models that answered (an OpenAI target at its default URL had nothing else to say)."""
 
 
 def variables(pool: Pool) -> dict[str, str]:
@@ -44,6 +47,9 @@ def variables(pool: Pool) -> dict[str, str]:
     make = MODEL_VARS.get(pool.provider)
     if make is not None:
         out.update(make(pool))
+    # every provider: the ranked pool itself, for your own code or scripts (no client reads these by itself)
+    out[POOL_VARS[0]] = pool.best.model
+    out[POOL_VARS[1]] = ",".join(c.model for c in pool.alternatives)
     return out
 
 
@@ -58,8 +64,10 @@ def generate(pool: Pool) -> Generated:
             f"{pool.best.model}."
         )
     body = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in values.items())
+    header.append(f"{POOL_VARS[0]} / {POOL_VARS[1]}: the models that answered, best first, for your own code.")
     return Generated(
         comment_block(header) + body,
         "env",
-        ("Load it into this shell: . ./capdoctor-fallback.env",),
+        file="./capdoctor-fallback.env",
+        load="Load it into this shell: . {file}",
     )

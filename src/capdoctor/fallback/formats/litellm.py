@@ -82,5 +82,6 @@ def generate(pool: Pool) -> Generated:
     return Generated(
         comment_block(header) + body,
         "yaml",
-        ("Run it: litellm --config capdoctor-litellm.yaml (save this output there, or use --write).",),
+        file="capdoctor-litellm.yaml",
+        load="Run it: litellm --config {file}",
     )

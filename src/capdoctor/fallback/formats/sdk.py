@@ -146,21 +146,35 @@ def _snippet(pool: Pool, sdk: Sdk, auth: str) -> Generated:
     return Generated(comment_block(header) + body, "python")
 
 
+def openai_refusal(provider: str) -> str | None:
+    """Why the openai SDK cannot serve a `provider` target, or None (asked before anything is probed)."""
+    if provider not in OPENAI_SHAPED:
+        return f"the openai SDK speaks the OpenAI wire API and the target is {provider}: use " + (
+            "--format anthropic-python" if provider == "anthropic" else "--format litellm"
+        )
+    return None
+
+
+def anthropic_refusal(provider: str) -> str | None:
+    """Why the anthropic SDK cannot serve a `provider` target, or None (asked before anything is probed)."""
+    if provider != "anthropic":
+        return f"the anthropic SDK speaks the Anthropic Messages API and the target is {provider}: use " + (
+            "--format openai-python" if provider in OPENAI_SHAPED else "--format litellm"
+        )
+    return None
+
+
 def openai_python(pool: Pool) -> Generated:
     """The snippet for the openai SDK."""
-    if pool.provider not in OPENAI_SHAPED:
-        raise Unsupported(
-            f"the openai SDK speaks the OpenAI wire API and the target is {pool.provider}: use "
-            + ("--format anthropic-python" if pool.provider == "anthropic" else "--format litellm")
-        )
+    why = openai_refusal(pool.provider)
+    if why:
+        raise Unsupported(why)
     return _snippet(pool, OPENAI, "api_key")
 
 
 def anthropic_python(pool: Pool) -> Generated:
     """The snippet for the anthropic SDK (a gateway token from ANTHROPIC_AUTH_TOKEN goes in as `auth_token`)."""
-    if pool.provider != "anthropic":
-        raise Unsupported(
-            f"the anthropic SDK speaks the Anthropic Messages API and the target is {pool.provider}: "
-            "use " + ("--format openai-python" if pool.provider in OPENAI_SHAPED else "--format litellm")
-        )
+    why = anthropic_refusal(pool.provider)
+    if why:
+        raise Unsupported(why)
     return _snippet(pool, ANTHROPIC, "auth_token" if pool.key_env == "ANTHROPIC_AUTH_TOKEN" else "api_key")

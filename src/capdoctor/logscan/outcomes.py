@@ -1,0 +1,36 @@
+"""What real clients write when they retry a request and when a request completed: `outcomes.toml`, read once.
+
+The scanner uses `retry_pattern()` to tell a retried error record and `success_markers()` to tell that a
+request completed after an error (it recovered) or that nothing did (it persists). Data, not code: a new
+client's wording is a row in the TOML file, with its source.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from importlib import resources
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+
+@functools.cache
+def _table() -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("outcomes.toml").read_text("utf-8")
+    doc: dict[str, Any] = tomllib.loads(text)
+    return doc
+
+
+def retry_pattern() -> re.Pattern[str]:
+    """One case-insensitive regex over every `[[retry]]` row."""
+    return re.compile("|".join(f"(?:{row['pattern']})" for row in _table()["retry"]), re.IGNORECASE)
+
+
+def success_markers() -> tuple[bytes, ...]:
+    """Every `[[success]]` marker, as bytes, in table order."""
+    return tuple(row["marker"].encode("utf-8") for row in _table()["success"])
