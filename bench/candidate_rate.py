@@ -46,10 +46,8 @@ def lines(n: int, seed: int = 11) -> list[str]:
 
 def base_literals(ref: str) -> list[str]:
     """The prefilter literals of the flat signature table at `ref` (before the layered engine)."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
+    import tomllib
+
     text = subprocess.run(
         ["git", "show", f"{ref}:src/capdoctor/signatures.toml"], capture_output=True, text=True, check=True
     ).stdout

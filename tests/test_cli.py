@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +42,60 @@ def test_readme_documents_every_exit_code() -> None:
 
 
 def test_ci_runs_the_readme_test_command() -> None:
+    """`.ci/run` runs exactly the README's test command on this machine, and `.ci/roots` (the other Pythons)
+    reads it from under the same heading of the README, so neither can drift from what the README says."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    commands = re.findall(r"```(?:sh|bash)\n(.*?)\n```", readme, re.S)
-    assert len(commands) >= 2
-    assert commands[1].strip() in ci
+    [command] = re.findall(r"^Run the tests:\n\n```sh\n(.*?)\n```", readme, re.M | re.S)
+    assert command.startswith("python3 -m venv .venv && ") and command in ci
+    roots = subprocess.run(
+        ["bash", "-c", 'eval "$(grep "^TEST_COMMAND=" .ci/roots)" && printf %s "$TEST_COMMAND"'],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert roots.stdout == command
+    assert ".ci/roots test trixie" in ci and ".ci/roots test sid" in ci
 
 
 def test_version(cli: Any) -> None:
     proc = cli("--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"capdoctor {__version__}"
+
+
+def test_version_verbose_names_python_platform_and_the_accelerators_in_use(cli: Any) -> None:
+    """What a bug report needs: the Python `pipx`/`uv tool` picked, the platform, and which optional engines
+    the commands would use here, the same answers the log scanner and the hardware check get."""
+    import platform
+
+    from capdoctor.logscan.engine import HyperscanPrefilter, build_prefilter
+    from capdoctor.probes.local_nvml import load_nvml, read_gpus
+
+    for args in (("--version", "-v"), ("-v", "--version"), ("--version", "--verbose")):
+        proc = cli(*args)
+        assert proc.returncode == 0, proc.stderr
+        head, python, where, prefilter, nvml = proc.stdout.splitlines()
+        assert head == f"capdoctor {__version__}"
+        assert python.startswith(f"python: {platform.python_implementation()} {platform.python_version()} (")
+        assert where.startswith("platform: ") and f"({sys.platform}, " in where
+        hyperscan = isinstance(build_prefilter(["capacity"]), HyperscanPrefilter)
+        assert prefilter.startswith("log prefilter: Hyperscan" if hyperscan else "log prefilter: pure-Python")
+        found = read_gpus(load_nvml()).available
+        assert nvml.startswith("NVML: found, driver" if found else "NVML: not found: ")
+
+
+def test_without_hyperscan_the_version_names_the_pure_python_prefilter(monkeypatch: pytest.MonkeyPatch) -> None:
+    from capdoctor import about
+
+    monkeypatch.setitem(sys.modules, "hyperscan", None)  # what an import finds where no wheel was installed
+    assert about.prefilter() == "pure-Python prefilter (hyperscan is not installed)"
+
+
+def test_a_root_verbose_flag_without_version_is_a_usage_error(cli: Any) -> None:
+    proc = cli("-v", "checks")
+    assert proc.returncode == ExitCode.USAGE and proc.stdout == ""
+    assert "-v before a command goes only with --version" in proc.stderr
 
 
 def test_checks_lists_every_stage_in_order(cli: Any) -> None:

@@ -98,9 +98,23 @@ def test_claude_env_block_keeps_scalars_in_order_and_hides_values_from_repr() ->
     assert "sk-ant-test-fake-token-9" not in repr(s)
 
 
+def _json_error(text: str) -> json.JSONDecodeError:
+    """Where this Python's json module places the error in `text` (3.13 moved it: a trailing comma is now
+    blamed on the comma itself), so that tests pin capdoctor's wording around it, never the interpreter's."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc
+    raise AssertionError(f"{text!r} parses")
+
+
 def test_claude_errors_name_file_and_line() -> None:
-    with pytest.raises(ClientConfigError, match=rf"^{CLAUDE}:4: invalid JSON: .*line 4, column 3"):
-        parse_claude_settings('{\n  "env": {\n    "A": "x",\n  }\n}\n', CLAUDE)
+    broken = '{\n  "env": {\n    "A": "x",\n  }\n}\n'
+    at = _json_error(broken)
+    with pytest.raises(ClientConfigError) as info:
+        parse_claude_settings(broken, CLAUDE)
+    assert str(info.value) == f"{CLAUDE}:{at.lineno}: invalid JSON: {at.msg} (line {at.lineno}, column {at.colno})"
+    assert info.value.line == at.lineno and at.lineno in (3, 4)
     with pytest.raises(ClientConfigError, match=rf"^{CLAUDE}:1: expected a JSON object") as info:
         parse_claude_settings("[1, 2]", CLAUDE)
     assert info.value.detail == "not a JSON object"

@@ -1,6 +1,7 @@
-"""The engine's regex programs kept in the build cache (`capdoctor.classifier.compiled`): patterns rebuilt from
-stored programs are the patterns `re.compile` makes and judge every text the same; a damaged program or an
-unusable cache only means compiling again. Every test points `CAPDOCTOR_CACHE_DIR` at its own directory."""
+"""The engine's regex patterns and their readings (`capdoctor.classifier.compiled`): patterns are `re.compile`'s,
+the gates and digit readings kept in the build cache are those a parse gives, a damaged payload only means
+reading again, and with Python's regex internals unavailable the engine judges every text as it does with them.
+Every test points `CAPDOCTOR_CACHE_DIR` at its own directory."""
 
 from __future__ import annotations
 
@@ -13,65 +14,63 @@ from pathlib import Path
 import pytest
 
 from capdoctor import buildcache
-from capdoctor.classifier import compiled, digits
+from capdoctor.classifier import compiled, digits, gates
 from capdoctor.classifier.engine import Engine
 from capdoctor.classifier.gates import required
 from capdoctor.classifier.tables import tables
+from capdoctor.logscan import scanner
+from capdoctor.logscan.scanner import ScanOptions
+from tests.test_logscan_fast import NOW, _counts, _dense_log
+
+DATA = Path(__file__).parent / "data"
+
+
+def _forget() -> None:
+    """A fresh process's view: nothing loaded or read, no parse-derived answer remembered."""
+    compiled._reset()
+    for cached in (digits.reads_digits, digits.cover, gates._fold, gates._folds_to_ascii):
+        cached.cache_clear()
+    digits._RUNS.clear()
 
 
 @pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A fresh cache directory, and this process's loaded and compiled programs forgotten before and after."""
+    """A fresh cache directory, and this process's loaded and read state forgotten before and after."""
     folder = tmp_path / "cache"
     monkeypatch.setenv(buildcache.ENV_VAR, str(folder))
-    compiled._reset()
+    _forget()
     yield folder
-    compiled._reset()
+    _forget()
 
 
 def _texts() -> list[str]:
-    return [f"2025-11-30T00:00:00Z ERROR {ex}" for sig in tables().rows for ex in sig.examples]
+    """Every row's examples as log lines, and the fresh texts (wording no row was written from), some non-ASCII."""
+    out = [f"2025-11-30T00:00:00Z ERROR {ex}" for sig in tables().rows for ex in sig.examples]
+    for tsv in sorted(DATA.glob("fresh-texts-*.tsv"))[:6]:
+        for line in tsv.read_text(encoding="utf-8").splitlines():
+            if "\t" in line:
+                out.append(line.split("\t", 1)[1].replace("\\n", "\n"))
+    return out
 
 
 def _judged(engine: Engine, texts: list[str]) -> list[list[tuple[str, float, str]]]:
     return [[(m.signature.id, m.score, m.excerpt) for m in engine.classify(t, origin="log")] for t in texts]
 
 
-def _same(a: re.Pattern[str], b: re.Pattern[str]) -> bool:
-    return (a.pattern, a.flags, a.groups, a.groupindex) == (b.pattern, b.flags, b.groups, b.groupindex)
-
-
-def test_stored_programs_make_the_same_patterns(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`prepare` compiles and stores every pattern; a fresh process (state forgotten) whose compiler is made to
-    fail builds every one from the stored programs, equal to `re.compile`'s, judging every example the same."""
-    fresh = Engine(tables())
-    fresh.prepare()
-    assert (cache_dir / f"{compiled.CACHE_NAME}.bin").is_file()
-    compiled._reset()
-    stored = compiled._load()
-    assert len(stored) > 200  # every row's patterns, spellings, names and context patterns
-
-    def no_compile(source: str, flags: int) -> re.Pattern[str]:
-        raise AssertionError(f"compiled although the cache holds it: {source[:60]}")
-
-    monkeypatch.setattr(compiled, "_compile", no_compile)
-    cached = Engine(tables())
-    cached.prepare()
-    for source, flags in stored:
-        assert _same(compiled.pattern(source, flags), re.compile(source, flags))
-    texts = _texts()
-    assert len(texts) > 100
-    monkeypatch.undo()  # the literal finder of `classify` is not prepared: it may compile
-    assert _judged(cached, texts) == _judged(fresh, texts)
+def test_patterns_are_re_compiles() -> None:
+    for source, flags in (("overload(?:ed)?", 0), (r"rate[ _]limit(?P<n>\d+)", re.IGNORECASE)):
+        assert compiled.pattern(source, flags) is re.compile(source, flags)
+    with pytest.raises(re.error):
+        compiled.pattern("(unclosed")
 
 
 def test_stored_gates_are_the_parsed_patterns_gates(cache_dir: Path) -> None:
-    """`prepare` stores every phrase's gate beside its program; a fresh process reads them back, each the gate
-    `gates.required` reads from the pattern itself, and the rows it builds carry them."""
+    """`prepare` stores every phrase's gate; a fresh process reads them back, each the gate `gates.required`
+    reads from the pattern itself, and the rows it builds carry them."""
     Engine(tables()).prepare()
-    compiled._reset()
-    compiled._load()
-    stored = dict(compiled._gates)
+    assert (cache_dir / f"{compiled.CACHE_NAME}.bin").is_file()
+    _forget()
+    stored = dict(compiled._load())
     assert len(stored) > 1000  # every phrase and `unless` pattern of the rows
     for (source, flags), gate in stored.items():
         assert gate == required(source, flags), source
@@ -82,48 +81,43 @@ def test_stored_gates_are_the_parsed_patterns_gates(cache_dir: Path) -> None:
     )
 
 
-def test_a_damaged_program_is_compiled_again(cache_dir: Path) -> None:
-    """A stored program `_sre` rejects, or a payload that is not programs, reads as a miss: the pattern is
-    compiled as `re.compile` would, and matches."""
-    source, flags = r"rate[ _]limit(?P<n>\d+)", re.IGNORECASE
-    bad = {(source, int(flags)): (int(flags), [999999, 1, 2], 0, {"n": 1}, (None, "n"))}
-    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps((bad, {}, {}, b"")))
-    rx = compiled.pattern(source, flags)
-    assert _same(rx, re.compile(source, flags))
-    m = rx.search("RATE_LIMIT42")
-    assert m is not None and m.group("n") == "42"
-    compiled._reset()
-    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps(["not", "programs"]))
-    assert compiled._load() == {}
-    assert compiled.pattern(source, flags).search("rate limit7") is not None
+def test_a_damaged_payload_is_read_again(cache_dir: Path) -> None:
+    """A payload of the wrong shape (the programs an older capdoctor kept, or not data at all) reads as a miss:
+    the gate is read from the pattern, as with no cache."""
+    source, flags = r"rate[ _]limit(?P<n>\d+)", int(re.IGNORECASE)
+    old = ({(source, flags): (flags, [1, 2], 0, {"n": 1}, (None, "n"))}, {}, {}, b"")
+    for payload in (marshal.dumps(old), marshal.dumps(["not", "readings"]), b"\x00garbage"):
+        _forget()
+        assert buildcache.store(compiled.CACHE_NAME, compiled._key(), payload)
+        assert compiled._load() == {}
+        rx, gate = compiled.gated(source, flags)
+        assert rx.search("RATE_LIMIT42") is not None and gate == required(source, flags)
 
 
 def test_warm_stores_only_when_something_was_new(cache_dir: Path) -> None:
-    """The first `warm` stores the programs of exactly what its build asked for; a second with nothing new
-    leaves the file alone; a bad pattern still raises `re.error`."""
+    """The first `warm` stores the gates of exactly what its build asked about; a second with nothing new leaves
+    the file alone."""
     path = cache_dir / f"{compiled.CACHE_NAME}.bin"
-    compiled.warm(lambda: [compiled.pattern("alpha|beta"), compiled.pattern("gamma", re.IGNORECASE)])
+    compiled.warm(lambda: [compiled.gated("alpha|beta"), compiled.gated("gamma", re.IGNORECASE)])
     payload = buildcache.load(compiled.CACHE_NAME, compiled._key())
-    assert payload is not None and set(marshal.loads(payload)[0]) == {
-        ("alpha|beta", 0),
-        ("gamma", int(re.IGNORECASE)),
+    assert payload is not None and marshal.loads(payload)[0] == {
+        ("alpha|beta", 0): ("alpha", "beta"),
+        ("gamma", int(re.IGNORECASE)): ("gamma",),
     }
     before = path.stat().st_mtime_ns
     compiled._reset()
-    compiled.warm(lambda: compiled.pattern("alpha|beta"))
+    compiled.warm(lambda: compiled.gated("alpha|beta"))
     assert path.stat().st_mtime_ns == before
-    with pytest.raises(re.error):
-        compiled.pattern("(unclosed")
 
 
 def test_complete_only_for_the_inputs_the_stored_build_was_made_from(cache_dir: Path) -> None:
-    """`complete(inputs)` is true in a fresh process exactly when the stored programs are those of a `warm` given
-    the same inputs; a `warm` with other inputs stores again, even when every pattern it asks for is stored. An
-    `Engine` counts as prepared only for the packaged tables, once a `prepare` stored their programs."""
+    """`complete(inputs)` is true in a fresh process exactly when the stored readings are those of a `warm` given
+    the same inputs; a `warm` with other inputs stores again, even when every pattern it asks about is stored. An
+    `Engine` counts as prepared only for the packaged tables, once a `prepare` stored their readings."""
     path = cache_dir / f"{compiled.CACHE_NAME}.bin"
 
     def build() -> None:
-        compiled.pattern("alpha|beta")
+        compiled.gated("alpha|beta")
 
     compiled.warm(build, b"one")
     compiled._reset()
@@ -144,55 +138,68 @@ def test_complete_only_for_the_inputs_the_stored_build_was_made_from(cache_dir: 
     assert not other.prepared()
 
 
-def test_cache_off_compiles_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the cache off nothing is stored or read, `warm` compiles nothing up front (the patterns used compile
-    when used), and patterns are still `re.compile`'s."""
+def test_cache_off_reads_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the cache off nothing is stored or read and `warm` builds nothing up front (the patterns used compile
+    when used)."""
     monkeypatch.setenv(buildcache.ENV_VAR, "off")
     compiled._reset()
     built: list[bool] = []
     try:
         compiled.warm(lambda: built.append(True), b"inputs")
         assert built == [] and compiled._load() == {} and not compiled.complete(b"inputs")
-        assert _same(compiled.pattern("overload(?:ed)?"), re.compile("overload(?:ed)?"))
+        assert compiled.gated("overload(?:ed)?")[1] == ("overload",)
     finally:
         compiled._reset()
 
 
-def test_digit_readings_and_covers_kept_with_the_programs(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`warm(compile_all)` stores, beside the programs, whether each pattern reads digits' values and the programs
-    of their digit-blind covers (`digits.cover`); a fresh process reads both back without parsing a pattern, and
-    gets the same answers and the same cover programs. A stored reading that is not a bool makes the file a miss."""
-    digits.reads_digits.cache_clear()
-    digits.cover.cache_clear()
+def test_digit_readings_kept_with_the_gates(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`warm(compile_all)` stores, beside the gates, whether each pattern reads digits' values; a fresh process
+    reads them back without parsing a pattern, and gets the same answers. A stored reading that is not a bool
+    makes the file a miss."""
     compiled.warm(Engine(tables()).compile_all)
     made_reads = dict(compiled._made_reads)
-    made_covers = {k: v for k, v in compiled._made.items() if k[0].startswith(compiled.WIDENED)}
     assert len(made_reads) > 300 and any(made_reads.values()) and not all(made_reads.values())
-    assert len(made_covers) > 100
-    compiled._reset()
-    digits.reads_digits.cache_clear()
-    digits.cover.cache_clear()
+    _forget()
 
     def no_parse(source: str, flags: int) -> bool:
         raise AssertionError(f"parsed {source!r}")
 
-    monkeypatch.setattr(digits, "_parsed_reads", no_parse)
-    assert all(digits.reads_digits(source, flags) is known for (source, flags), known in made_reads.items())
-    stored = compiled._load()
-    assert all(stored[key] == prog for key, prog in made_covers.items())
-    for (key, flags), prog in list(made_covers.items())[:20]:
-        source = key[len(compiled.WIDENED) :]
-        made = digits.cover(source, flags)
-        assert made is not None and (made.flags, made.groups) == (prog[0], prog[2])
-    compiled._reset()
-    digits.reads_digits.cache_clear()
-    digits.cover.cache_clear()
+    with monkeypatch.context() as patched:
+        patched.setattr(digits, "_parsed_reads", no_parse)
+        assert all(digits.reads_digits(source, flags) is known for (source, flags), known in made_reads.items())
+    _forget()
     payload = marshal.loads(buildcache.load(compiled.CACHE_NAME, compiled._key()) or b"")
-    bad = dict(payload[2])
+    bad = dict(payload[1])
     bad[next(iter(bad))] = "yes"
-    assert buildcache.store(
-        compiled.CACHE_NAME, compiled._key(), marshal.dumps((payload[0], payload[1], bad, payload[3]))
-    )
-    assert compiled._load() == {}
-    digits.reads_digits.cache_clear()
-    digits.cover.cache_clear()
+    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps((payload[0], bad, payload[2])))
+    assert compiled._load() == {} and compiled._reads == {}
+
+
+def test_without_the_regex_internals_every_text_is_judged_the_same(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The public fallback: with `re._parser`, `re._compiler` and `re._casefix` unavailable (a Python whose
+    internals this module does not know), there are no gates (every phrase runs), no digit readings (every
+    pattern reads digits) and no covers; every example and fresh text is classified, and a dense log scanned,
+    exactly as with them."""
+    texts = _texts()
+    assert len(texts) > 500 and any(not t.isascii() for t in texts)
+    data, planted = _dense_log(1500, 7, False)
+    with_internals = Engine(tables())
+    judged = _judged(with_internals, texts)
+    monkeypatch.setattr(scanner, "classifier", lambda: with_internals)
+    scanned = scanner.scan_bytes(data, options=ScanOptions(now=NOW))
+    assert compiled.parser() is not None and gates._fold() is not None
+
+    _forget()
+    monkeypatch.setattr(compiled, "_internals", lambda: None)
+    assert compiled.parser() is None and compiled.extra_cases() is None
+    without = Engine(tables())
+    assert _judged(without, texts) == judged
+    row = without._row(next(i for i, s in enumerate(without._text_rows) if s.phrases))
+    assert row.phrase is not None and all(g == () for g, _ in row.phrase.parts)  # no gates: every phrase runs
+    assert digits.cover("error 429", re.IGNORECASE) is None and digits.reads_digits("error 4[0-9]9")
+    monkeypatch.setattr(scanner, "classifier", lambda: without)
+    fallback = scanner.scan_bytes(data, options=ScanOptions(now=NOW))
+    assert len(fallback.events) == len(scanned.events) == planted
+    assert _counts(fallback) == _counts(scanned)

@@ -194,11 +194,14 @@ def test_claude_project_settings_override_user_settings(home: Path, cwd: Path) -
 
 
 def test_malformed_claude_json_is_a_finding_with_its_line(home: Path, cwd: Path) -> None:
-    write(home / ".claude/settings.json", '{\n  "env": {\n    "ANTHROPIC_MODEL": "x",\n  }\n}\n')
+    text = '{\n  "env": {\n    "ANTHROPIC_MODEL": "x",\n  }\n}\n'
+    write(home / ".claude/settings.json", text)
     t = find(home, cwd, {"ANTHROPIC_API_KEY": FAKE})
     assert t.provider == "anthropic" and t.sources["model"] == "default"
     [broken] = broken_files(home, cwd)
-    assert broken["message"].startswith("~/.claude/settings.json:4: invalid JSON")
+    # The line is the one this Python's json module blames (3.13 names the trailing comma's, line 3; before, 4).
+    line = re.match(r"~/\.claude/settings\.json:(\d+): invalid JSON: .+ \(line (\d+), column \d+\)", broken["message"])
+    assert line is not None and line[1] == line[2] and int(line[1]) in (3, 4), broken["message"]
 
 
 @pytest.mark.parametrize(

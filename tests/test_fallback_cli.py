@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +11,6 @@ import pytest
 import yaml
 
 from tests.fallback_support import PLANTED
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 FAST_TOML = '[options]\n"models.backoff_s" = 0.01\n"models.max_backoff_s" = 0.05\n'
 

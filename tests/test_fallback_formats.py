@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tomllib
 
 import pytest
 import yaml
@@ -14,11 +15,6 @@ import yaml
 from capdoctor.fallback.generate import FORMATS, Unsupported, generate
 from capdoctor.fallback.pool import Candidate, Pool
 from tests.fallback_support import ANTHROPIC, pool
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 
 def header(text: str) -> str:

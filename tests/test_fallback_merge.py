@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
+import tomllib
 
 import pytest
 import yaml
@@ -13,11 +13,6 @@ from capdoctor.fallback.generate import generate
 from capdoctor.fallback.merge import deep_merge, diff, merge
 from capdoctor.redact import redact_text
 from tests.test_fallback_formats import ANTHROPIC, pool
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 USER_YAML = """\
 # my proxy: do not touch the master key

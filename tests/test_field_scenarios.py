@@ -11,7 +11,7 @@ import contextlib
 import importlib
 import json
 import pkgutil
-import sys
+import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,11 +21,6 @@ import pytest
 from capdoctor.demo import client_target
 from tests.conftest import run_cli
 from tests.setups import SetupEnv
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO_FILES = sorted((ROOT / "checks").glob("*.toml"))

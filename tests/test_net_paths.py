@@ -263,4 +263,8 @@ def test_https_target_through_a_connect_proxy_with_the_users_ca(home: Path, tmp_
     rows = {row["name"]: row for row in r.data["paths"]}
     assert rows["env proxy (HTTPS_PROXY)"]["status"] == 200 and rows["env proxy (HTTPS_PROXY)"]["tls_ms"] is not None
     assert rows["direct"]["status"] == 200 and rows["direct"]["exit_location"] == "SG (colo SIN)"
-    assert r.status == Status.PASS
+    # The origin listens on 127.0.0.1 alone. Where `localhost` also names ::1 (Debian's own /etc/hosts, as in
+    # CI's Debian roots), the check rightly adds that IPv6 connects fail, a weak finding; nothing else may warn.
+    warned = [f.message for f in r.findings if f.strength is not Strength.AGAINST]
+    assert all("IPv6 connects fail" in m for m in warned), warned
+    assert r.status == (Status.WARN if warned else Status.PASS)

@@ -50,19 +50,40 @@ def _started() -> float | None:
     return process_started()
 
 
-def _version(value: bool) -> None:
-    if value:
-        print(f"capdoctor {__version__}")
-        raise typer.Exit(0)
+def _usage_error(message: str) -> Exception:
+    """A click usage error (exit 2 through `main`), from the click that this typer uses."""
+    try:  # typer >= 0.26 vendors click; older releases depend on it
+        from typer._click import exceptions as click_exc
+    except ImportError:  # pragma: no cover - depends on the installed typer
+        from click import exceptions as click_exc  # type: ignore[no-redef,import-not-found,assignment,unused-ignore]
+    return click_exc.UsageError(message)
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit (-v: with details).")] = False,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="With --version: also Python, platform and the accelerators in use.")
     ] = False,
 ) -> None:
-    """capdoctor runs the triage a seasoned engineer would, cheap to expensive, and names the cause."""
+    """capdoctor runs the triage a seasoned engineer would, cheap to expensive, and names the cause.
+
+    `--version` is answered here, before any command runs; it is not an eager flag so that `-v` is read on
+    either side of it. A command's own `-v` comes after its name: one before it goes only with `--version`.
+    """
+    if version:
+        if verbose:
+            from capdoctor.about import lines
+
+            print("\n".join(lines(__version__)))
+        else:
+            print(f"capdoctor {__version__}")
+        raise typer.Exit(0)
+    if verbose:
+        raise _usage_error("-v before a command goes only with --version; put it after the command (diagnose -v)")
+    if ctx.invoked_subcommand is None:
+        raise _usage_error("Missing command.")
 
 
 def _flags(

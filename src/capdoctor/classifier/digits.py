@@ -7,8 +7,8 @@ pattern finds the same matches, at the same spans, in two texts that differ only
 like one judged before without running those patterns again. True whenever it cannot tell. `cover(source,
 flags)` is a pattern blind to digits that matches wherever `source` matches in any text differing only in its
 digits, so that where it finds nothing in a text whose every ASCII digit is `0` (a record's shape), `source`
-finds nothing in any text of that shape (`cannot_match`); None where it cannot be made. Its program is compiled
-by `compiled.widened` (and kept in the build cache); `reads_digits` compiles nothing.
+finds nothing in any text of that shape (`cannot_match`); None where it cannot be made. It is compiled
+by `compiled.widened` (once a process); `reads_digits` compiles nothing.
 
 Why: an incident log repeats one error with numbers that change every line (seconds to wait, tokens used, a
 sequence number), so a scanner that remembers judgements by exact text judges every line afresh (~100 µs). Most
@@ -213,8 +213,7 @@ def cover(source: str, flags: int = 0) -> re.Pattern[str] | None:
     some digits, takes any digit there. So where it finds nothing in a text whose every ASCII digit is `0` (a
     record's shape), `source` finds nothing in any text of that shape (`_cover_seq` says how each construct is
     widened). The pattern itself when it is blind; None when no such pattern is made here (a conditional group)
-    or the regex internals are not the ones this module knows. Its program is kept in the build cache
-    (`compiled.widened`).
+    or the regex internals are not the ones this module knows (`compiled.widened`); made once a process.
 
     Why: most records that differ only in their digits (a sequence number, a duration) are of a shape where no
     pattern that reads digits' values can match at all; such a shape is judged once (`Engine.settles`)."""

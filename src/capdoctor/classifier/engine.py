@@ -413,17 +413,17 @@ class Engine:
         self._words_gate  # noqa: B018 - a cached property: compiled here
 
     def prepare(self) -> None:
-        """Every pattern compiled, from the regex programs of the build cache when it holds them, and the programs
-        stored when any was new (`compiled.warm`): a parent about to fork workers on a cache that lacks some
-        (`prepared`) does this once, and no worker compiles a row."""
+        """Every pattern compiled, and their gates and digit readings stored in the build cache when any was new
+        (`compiled.warm`): a parent about to fork workers on a cache that lacks some (`prepared`) does this once,
+        and no worker compiles a row."""
         compiled.warm(self.compile_all, self._inputs())
 
     def prepared(self) -> bool:
-        """Whether the build cache holds the program of every pattern `prepare` compiles: a `prepare` of the very
-        files these tables and patterns are made of stored them (`compiled.complete`). Then a parent about to fork
-        workers only loads the programs, which they share, and each worker makes from them the patterns its lines
-        need, as it needs them: a log whose candidates are a few kinds of line needs a few rows, and the parent
-        starts the workers ~40 ms sooner."""
+        """Whether the build cache holds the gates and digit readings of every pattern `prepare` compiles: a
+        `prepare` of the very files these tables and patterns are made of stored them (`compiled.complete`). Then a
+        parent about to fork workers only loads them, and each worker compiles the patterns its lines need, as it
+        needs them: a log whose candidates are a few kinds of line needs a few rows, and the parent starts the
+        workers sooner."""
         return compiled.complete(self._inputs())
 
     def _inputs(self) -> bytes:

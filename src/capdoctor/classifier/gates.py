@@ -1,10 +1,10 @@
 """Alternations searched pattern by pattern, each skipped unless the text holds a literal it requires.
 
 Contract: `required(source)` is a gate of the regex `source`: literals, folded, of which every match
-contains at least one (() when it cannot tell; `compiled.gated` keeps each phrase's gate in the build cache
-beside its regex program); `Alternation(patterns, gates)` searches like one regex of
-`(?:p1)|(?:p2)|…` (the leftmost match, the first alternative at that position), but runs only the alternatives
-whose gate has a literal in the text's folded form (`folded`). Pure; nothing compiled here.
+contains at least one (() when it cannot tell; `compiled.gated` keeps each phrase's gate in the build cache);
+`Alternation(patterns, gates)` searches like one regex of `(?:p1)|(?:p2)|…` (the leftmost match, the first
+alternative at that position), but runs only the alternatives whose gate has a literal in the text's folded
+form (`folded`). Pure; nothing compiled here.
 
 Why: a row of the phrase layer is an alternation of dozens of phrases searched with IGNORECASE, where Python's
 regex engine tries every alternative at every position (~40 µs on a 150-character text for the English rows)
@@ -24,10 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import cache
-from importlib import import_module
 from typing import Any, NamedTuple
 
-from capdoctor.classifier.compiled import Gate, parser
+from capdoctor.classifier.compiled import Gate, extra_cases, parser
 
 _SKIP = frozenset(("AT", "ASSERT", "ASSERT_NOT"))
 """Zero-width items: the characters on either side of one are still next to each other in the match."""
@@ -63,16 +62,10 @@ class _Fold(NamedTuple):
 
 @cache
 def _fold() -> _Fold | None:
-    """Each member of the regex engine's extra case groups (`re._casefix`; 3.10: `sre_compile`) mapped to its
-    group's smallest member, or None when this Python does not list them."""
-    extra: Any = None
-    for module, name in (("re._casefix", "_EXTRA_CASES"), ("sre_compile", "_ignorecase_fixes")):
-        try:
-            extra = getattr(import_module(module), name)
-            break
-        except (ImportError, AttributeError):
-            continue
-    if not isinstance(extra, dict) or not extra:
+    """Each member of the regex engine's extra case groups (`compiled.extra_cases`) mapped to its group's
+    smallest member, or None when this Python does not list them."""
+    extra = extra_cases()
+    if extra is None:
         return None
     table: dict[int, int] = {}
     for low, others in extra.items():

@@ -16,6 +16,7 @@ import itertools
 import pickle
 import re
 import sys
+import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -26,11 +27,6 @@ from typing import Any
 
 from capdoctor import buildcache
 from capdoctor.model import Cause, Strength
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 ORIGINS = ("body", "stream", "log", "exception")
 """Where a classified text came from: an HTTP body, an SSE event, a log line, or a client exception."""

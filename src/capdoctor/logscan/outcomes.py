@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
+import tomllib
 from importlib import resources
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 
 @functools.cache

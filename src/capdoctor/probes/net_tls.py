@@ -58,25 +58,62 @@ class TlsReport:
         return self.chain[-1].get("issuer") if self.chain else None
 
 
-def _name(parts: Any) -> str:
-    """`O=…, CN=…` from ssl's nested-tuple name form, preferring organisation and common name."""
-    flat: dict[str, str] = {}
-    for rdn in parts or ():
-        for key, value in rdn:
-            flat.setdefault(key, value)
-    picked = [flat[k] for k in ("organizationName", "commonName", "organizationalUnitName") if k in flat]
+def _name(name: Any) -> str:
+    """`Org, Common Name` from a `cryptography` x509 Name, preferring organisation and common name."""
+    from cryptography.x509.oid import NameOID
+
+    picked: list[str] = []
+    for oid in (NameOID.ORGANIZATION_NAME, NameOID.COMMON_NAME, NameOID.ORGANIZATIONAL_UNIT_NAME):
+        values = name.get_attributes_for_oid(oid)
+        if values:
+            value = values[0].value
+            picked.append(value if isinstance(value, str) else value.decode("utf-8", "replace"))
     return ", ".join(picked) or "unknown"
 
 
-def _chain(sock: ssl.SSLSocket) -> list[dict[str, str]]:
-    out: list[dict[str, str]] = []
-    obj = getattr(sock, "_sslobj", None)
-    getter = getattr(sock, "get_unverified_chain", None) or getattr(obj, "get_unverified_chain", None)
-    certs = getter() if getter else None
-    for cert in certs or []:
-        info = cert.get_info() if hasattr(cert, "get_info") else {}
-        out.append({"subject": _name(info.get("subject")), "issuer": _name(info.get("issuer"))})
+def describe(der: bytes) -> dict[str, str]:
+    """Subject and issuer of one DER certificate (`unknown` where it does not parse). Pure.
+
+    `cryptography`'s x509 reads it: the stdlib decodes only a *verified* peer's certificate (`getpeercert()`),
+    and the interceptor's chain is read exactly when verification fails.
+    """
+    try:
+        from cryptography import x509
+
+        cert = x509.load_der_x509_certificate(der)
+        return {"subject": _name(cert.subject), "issuer": _name(cert.issuer)}
+    except (ImportError, ValueError):
+        return {"subject": "unknown", "issuer": "unknown"}
+
+
+_DER = 2
+"""`_ssl.ENCODING_DER`: what 3.11 and 3.12's certificate objects take to give their DER (OpenSSL's ASN1 type)."""
+
+
+def presented(sock: ssl.SSLSocket) -> list[bytes]:
+    """The DER certificates the peer presented, leaf first, verified or not.
+
+    Python 3.13 made `get_unverified_chain()` public (DER bytes); 3.11 and 3.12 have it only on the private
+    `_sslobj`, as certificate objects that give their DER. Where neither exists, the leaf alone
+    (`getpeercert(binary_form=True)`, public everywhere): its issuer is the CA that signed it, which is the name
+    the finding needs.
+    """
+    getter = getattr(sock, "get_unverified_chain", None)
+    if getter is None:
+        getter = getattr(getattr(sock, "_sslobj", None), "get_unverified_chain", None)
+    out: list[bytes] = []
+    with contextlib.suppress(ssl.SSLError, ValueError, AttributeError, TypeError):
+        for cert in (getter() if getter else None) or ():
+            out.append(cert if isinstance(cert, bytes) else cert.public_bytes(_DER))
+    if not out:
+        leaf = sock.getpeercert(binary_form=True)
+        if leaf:
+            out.append(leaf)
     return out
+
+
+def _chain(sock: ssl.SSLSocket) -> list[dict[str, str]]:
+    return [describe(der) for der in presented(sock)]
 
 
 def _open(host: str, port: int, proxy: tuple[str, int] | None, timeout: float) -> socket.socket:
@@ -164,9 +201,6 @@ def inspect_tls(
     try:
         with _handshake(host, port, proxy, left(), look) as s:
             chain = _chain(s)
-            if not chain:
-                der = s.getpeercert(binary_form=True)
-                chain = [{"subject": "unknown", "issuer": "unknown"}] if der else []
     except (OSError, ssl.SSLError, ValueError) as exc:
         return TlsReport(host, port, error=f"{type(exc).__name__}: {exc}")
     trusted: dict[str, bool | None] = {}

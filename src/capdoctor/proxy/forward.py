@@ -155,7 +155,7 @@ async def _forward(
             allow_redirects=False,
             skip_auto_headers=SKIP_AUTO_HEADERS,
         )
-    except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
         kind = _failure_kind(exc)
         detail = f"{up.url} did not answer: {kind} ({type(exc).__name__}: {exc})"
         state.submit(watch.finish("upstream_failed", time.perf_counter(), detail=detail, failure_kind=kind))
@@ -185,7 +185,7 @@ async def _relay(
         async for chunk in upstream.content.iter_any():
             watch.chunk(chunk)
             await resp.write(chunk)
-    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
         if request.transport is None or request.transport.is_closing():
             state.submit(watch.finish("cancelled", time.perf_counter()))
             return resp
