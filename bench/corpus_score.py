@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
-TUNING = ("tune", "tune2", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "tune10", "tune11", "tune12")
+TUNING = (
+    "tune", "tune2", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "tune10", "tune11", "tune12", "tune13"
+)
 """The sets that may be read while tuning; `holdout` is the other half of the split. Each later set was scored
 once by the engine as it stood before it was tuned on (`tune7` by the seventh round's, `tune8` … `tune11` by
 the eighth's as it stood, `tune12` by the ninth's); every one of them has been tuned on since."""
