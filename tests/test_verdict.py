@@ -268,3 +268,17 @@ def test_a_finding_still_wins_over_a_gap() -> None:
         ]
     )
     assert verdict.cause == "client"
+
+
+def test_an_error_no_row_placed_is_inconclusive_not_none() -> None:
+    """`none` means no error at all: a check that saw an error it could not place (`data["unplaced"]`) makes the
+    verdict `inconclusive`, naming what was recognised, with a step to narrow it."""
+    quiet = CheckResult("logs", "Logs", 1, Status.PASS, "no known error signatures", ())
+    unplaced = CheckResult(
+        "logs", "Logs", 1, Status.WARN, "holds an exception", (), data={"unplaced": "an exception (KeyError)"}
+    )
+    assert decide([quiet]).cause == "none"
+    verdict = decide([unplaced])
+    assert verdict.cause == "inconclusive"
+    assert "an exception (KeyError)" in verdict.summary
+    assert verdict.next_steps and "Paste the whole error" in verdict.next_steps[0].text
