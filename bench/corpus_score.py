@@ -1,11 +1,11 @@
 """Score the out-of-sample corpus per cause, through exactly the path of `capdoctor explain` (and `logs`).
 
-    .venv/bin/python bench/corpus_score.py                     # every tuning set (tune … tune12), per cause
+    .venv/bin/python bench/corpus_score.py                     # every tuning set (tune … tune13), per cause
     .venv/bin/python bench/corpus_score.py --half tune2 --misses   # and every miss of tune2 (text and verdict)
     .venv/bin/python bench/corpus_score.py --half holdout      # the held-out half: per-cause figures only
 
 Only `decidable` items count (the thread's cause can be read from the text alone). The tuning sets are
-`tune` (the first half of the split) and the later collections `tune2` … `tune12`; the held-out half is never
+`tune` (the first half of the split) and the later collections `tune2` … `tune13`; the held-out half is never
 scored unless asked for by name, and never listed item by item: its misses are not shown, by design (nobody
 tunes after reading a held-out miss). `tests/test_corpus.py` uses `score()` and pins each set's figures so
 they can only go up.
@@ -22,10 +22,24 @@ from pathlib import Path
 from typing import Any
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus"
-TUNING = ("tune", "tune2", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "tune10", "tune11", "tune12")
+TUNING = (
+    "tune",
+    "tune2",
+    "tune3",
+    "tune4",
+    "tune5",
+    "tune6",
+    "tune7",
+    "tune8",
+    "tune9",
+    "tune10",
+    "tune11",
+    "tune12",
+    "tune13",
+)
 """The sets that may be read while tuning; `holdout` is the other half of the split. Each later set was scored
 once by the engine as it stood before it was tuned on (`tune7` by the seventh round's, `tune8` … `tune11` by
-the eighth's as it stood, `tune12` by the ninth's); every one of them has been tuned on since."""
+the eighth's as it stood, `tune12` and `tune13` by the ninth's); every one of them has been tuned on since."""
 HALVES = (*TUNING, "holdout")
 CAUSES = ("capacity", "quota", "account", "network", "hardware", "client")
 

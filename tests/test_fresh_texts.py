@@ -12,6 +12,19 @@ import pytest
 from capdoctor.explain import explain
 
 FRESH: list[tuple[str, str]] = [
+    # issue #37: the long tail (written from the kinds the issue names, not from a corpus item)
+    ("hardware", "Loading checkpoint shards:  67%|██████▋   | 2/3 [00:41<00:20, 20.61s/it]Killed"),
+    ("hardware", "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM"),
+    ("account", "Session refresh failed. Your country might not be supported; if so, try a US VPN."),
+    ("client", "Translator: please enter your API key in the plugin settings first."),
+    ("client", "requests.exceptions.MissingSchema: Invalid URL 'api.example.com/v1/chat': No scheme supplied."),
+    (
+        "quota",
+        '{"error":{"message":"Provider returned error","code":429,"metadata":{"raw":"{\\"error\\":{\\"message\\":'
+        '\\"You exceeded your current quota, please check your plan and billing details.\\",\\"type\\":'
+        '\\"insufficient_quota\\"}}","provider_name":"OpenAI"}}}',
+    ),
+    ("client", '400 Provider returned error: {"message":"Model supports at most 4 images per request"}'),
     (
         "capacity",
         "anthropic.InternalServerError: Error code: 529 - {'type': 'error', 'error': {'type': "

@@ -290,3 +290,17 @@ def test_a_cause_named_while_generation_went_untested_says_so_and_claims_less() 
     assert "Not tested: generation on gpt-5.5 (no time left), so capacity could not be ruled out" in verdict.summary
     plain = decide([results[1]])
     assert plain.confidence > 0.6 and "Not tested" not in plain.summary
+
+
+def test_an_error_no_row_placed_is_inconclusive_not_none() -> None:
+    """`none` means no error at all: a check that saw an error it could not place (`data["unplaced"]`) makes the
+    verdict `inconclusive`, naming what was recognised, with a step to narrow it."""
+    quiet = CheckResult("logs", "Logs", 1, Status.PASS, "no known error signatures", ())
+    unplaced = CheckResult(
+        "logs", "Logs", 1, Status.WARN, "holds an exception", (), data={"unplaced": "an exception (KeyError)"}
+    )
+    assert decide([quiet]).cause == "none"
+    verdict = decide([unplaced])
+    assert verdict.cause == "inconclusive"
+    assert "an exception (KeyError)" in verdict.summary
+    assert verdict.next_steps and "Paste the whole error" in verdict.next_steps[0].text

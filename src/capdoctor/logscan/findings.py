@@ -247,6 +247,16 @@ def logs_result(result: ScanResult, patterns: Patterns, home: str | None = None,
     findings = build_findings(result, patterns, home)
     total = sum(s.count for s in result.stats.values())
     if not total:
+        if result.unplaced:  # an error all the same, that no row placed: `none` would say there is none
+            data["unplaced"] = result.unplaced
+            return result_of(
+                stage,
+                Status.WARN,
+                f"no known error signature in {len(read)} log file(s), but they hold {result.unplaced} "
+                "that capdoctor cannot place",
+                details=details,
+                data=data,
+            )
         return result_of(
             stage, Status.PASS, f"no known error signatures in {len(read)} log file(s)", details=details, data=data
         )

@@ -31,7 +31,7 @@ from capdoctor.classifier.digits import ZEROS, cannot_match, reads_digits
 from capdoctor.classifier.engine import Reading
 from capdoctor.classifier.gates import admits, folded, required
 from capdoctor.classifier.structure import StatusHit, error_status, status_unread
-from capdoctor.logscan import outcomes
+from capdoctor.logscan import outcomes, unplaced
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
 from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
@@ -218,6 +218,9 @@ class ScanResult:
     last_success: dict[str, int] = field(default_factory=dict)
     """Per path: absolute offset of the first completed request after the newest error seen while scanning
     (-1: none). Enough to tell whether the log 'went quiet' on its last error."""
+    unplaced: str = ""
+    """When no error was placed at all: the first mark of an error the inputs hold all the same, named
+    (`unplaced.describe`: "an exception (KeyError)"); empty when they hold none. `none` is said only then."""
 
     def __getstate__(self) -> dict[str, Any]:
         """The pickled form (a worker's result on its way to the parent): the events as columns, one per field
@@ -1599,7 +1602,33 @@ def scan_bytes(data: bytes, name: str = "<text>", options: ScanOptions | None = 
     _FileScanner(pf, opts, name, res).run(
         src.Reader(io.BytesIO(data), [], (OSError,), "read failed"), size_hint=len(data)
     )
+    if not res.stats and not res.too_old:
+        res.unplaced = _unplaced([data[: unplaced.HEAD_BYTES]])
     return res
+
+
+def _unplaced(heads: Sequence[bytes]) -> str:
+    """The first mark of an error in `heads` (the inputs' first bytes) that no row placed, named, or ""."""
+    for head in heads:
+        found = unplaced.describe(head.decode("utf-8", "replace"))
+        if found:
+            return found
+    return ""
+
+
+def _heads(sources: Sequence[src.Source]) -> list[bytes]:
+    """The first `unplaced.HEAD_BYTES` of each plain file among `sources` (stdin was read already; a compressed
+    file is left out: the marks are a fallback for a quiet paste or log, not a second scan)."""
+    heads = []
+    for s in sources:
+        if s.path == "-" or s.compressed:
+            continue
+        try:
+            with open(s.path, "rb") as fh:
+                heads.append(fh.read(unplaced.HEAD_BYTES))
+        except OSError:
+            continue
+    return heads
 
 
 def _aligned_start(path: str, start: int, stop: int | None = None) -> int:
@@ -1801,6 +1830,8 @@ def _scan(sources: Sequence[src.Source], options: ScanOptions | None) -> ScanRes
             _scan_one(pf, opts, s, result, memo)
     if not result.engine:
         result.engine = prefilter_for(opts.engine).name if not partials else partials[0].engine
+    if not result.stats and not result.too_old:
+        result.unplaced = _unplaced(_heads(sources))
     return result
 
 

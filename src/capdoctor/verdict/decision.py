@@ -138,7 +138,24 @@ def coverage_gaps(results: Sequence[CheckResult]) -> list[Gap]:
 def _none(
     results: Sequence[CheckResult], ran: Sequence[CheckResult], ranking: tuple[tuple[str, float], ...]
 ) -> Verdict:
-    """`none`, as sure as the coverage allows; `inconclusive` when a decisive part was not tested."""
+    """`none`, as sure as the coverage allows; `inconclusive` when a decisive part was not tested, or when a
+    check saw an error that no row placed (`data["unplaced"]`: `none` means no error at all)."""
+    unplaced = [str(r.data["unplaced"]) for r in ran if r.data.get("unplaced")]
+    if unplaced:
+        return Verdict(
+            INCONCLUSIVE,
+            0.0,
+            f"Inconclusive: the text holds {unplaced[0]}, but nothing in it names the cause.",
+            ranking,
+            tuple(f"{r.id}: {r.summary}" for r in ran if r.data.get("unplaced")),
+            (
+                NextStep(
+                    "Paste the whole error: the status line, the response body and the exception's message, with the "
+                    "lines around it; the cause is in the provider's own words, which this excerpt does not hold."
+                ),
+                NextStep("Run a diagnosis while the error is happening.", "capdoctor diagnose"),
+            ),
+        )
     gaps = coverage_gaps(results)
     decisive = [g for g in gaps if g.decisive]
     if decisive:
