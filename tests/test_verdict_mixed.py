@@ -350,7 +350,9 @@ def test_logs_report_writes_the_ticket_from_the_logs_alone(tmp_path: Path, suffi
         doc = json.loads(text)
         assert doc["schema"] == "capdoctor/report-v1" and doc["verdict"]["cause"] == "account"
         assert [a["cause"] for a in doc["verdict"]["also"]] == ["capacity"]
-        assert doc["checks"][0]["data"]["bursts"][0]["count"] == 6
+        burst = doc["checks"][0]["data"]["bursts"][0]
+        assert burst["count"] == 6 and burst["cause"] == "capacity"
+        assert burst["request_ids"] == ["req_011CWfakeTestBurst0001"]  # a few ids per incident, for the ticket
     else:
         assert "Also present" in text and "Incidents" in text and "account" in text
 

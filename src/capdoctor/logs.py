@@ -80,6 +80,8 @@ def run_logs(
     result = scanner.scan(srcs, scanner.ScanOptions(since=cutoff, now=now, engine=engine))
     result.files += [scanner.FileInfo(s.path, skipped=s.reason) for s in skipped]
     pats = patterns.analyse(result.events)
+    for burst in pats.bursts[:20]:
+        burst.request_ids = sampled_ids(burst.sample)
     check = findings.logs_result(result, pats, home=str(home), stage=stage)
     verdict = findings.verdict_of(check)
     extra = {
@@ -186,3 +188,25 @@ def ticket_written(run: LogsRun, path: Path, out: TextIO) -> None:
         write_atomic(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
+
+
+def sampled_ids(sample: Sequence[tuple[str, int]]) -> list[str]:
+    """The request ids of the records that start at `sample`'s (path, byte offset) places, read again from plain
+    files (a compressed file or stdin cannot be read twice cheaply: none from those), redacted, without repeats.
+    The scanner keeps no id per record (that would cost a search on every error record of a dense log); a ticket
+    needs only a few per incident."""
+    from capdoctor.logscan.scanner import find_request_ids
+    from capdoctor.redact import redact_text
+
+    out: list[str] = []
+    for path, offset in sample:
+        if path == "-" or path.endswith((".gz", ".zst")) or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(offset)
+                line = fh.readline(8192).decode("utf-8", "replace")
+        except OSError:
+            continue
+        out += [redact_text(r) for r in find_request_ids(line) if redact_text(r) not in out]
+    return out[:5]

@@ -235,7 +235,7 @@ def logs_result(result: ScanResult, patterns: Patterns, home: str | None = None,
         "by_cause": by_cause(result),
         "by_hour": patterns.by_hour,
         "by_model": patterns.by_model,
-        "bursts": [b.__dict__ for b in patterns.bursts[:20]],
+        "bursts": [b.to_dict() for b in patterns.bursts[:20]],
     }
     if not read:
         reason = (
@@ -324,7 +324,7 @@ def to_json(
             "peak_hours": list(patterns.peak_hours) if patterns.peak_hours else None,
             "peak_share": round(patterns.peak_share, 3),
             "model_spread": patterns.model_spread,
-            "bursts": [b.__dict__ for b in patterns.bursts[:20]],
+            "bursts": [b.to_dict() for b in patterns.bursts[:20]],
             "retries": patterns.retries,
             "retries_succeeded": patterns.retries_succeeded,
             "last_error_before_quiet": last_error(result),

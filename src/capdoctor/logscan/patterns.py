@@ -21,6 +21,8 @@ from capdoctor.logscan.scanner import Event
 BURST_GAP = timedelta(seconds=60)
 """Errors closer together than this belong to one burst."""
 BURST_MIN = 3
+SAMPLED = 3
+"""Records per burst whose place is kept, for the few request ids a ticket lists."""
 PEAK_WINDOW_HOURS = 4
 PEAK_SHARE = 0.6
 PEAK_MIN_EVENTS = 10
@@ -31,11 +33,13 @@ MODEL_CAUSES = ("capacity", "quota", "account")
 """Only these causes say something when compared across models."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Burst:
     """A run of errors with gaps under BURST_GAP: an incident, as a support ticket lists it.
 
-    `cause` is the cause most of its errors name, `causes` every cause with its count, `models` the models named.
+    `cause` is the cause most of its errors name, `causes` every cause with its count, `models` the models named,
+    `request_ids` a few ids of its records (filled by the caller that can read the records again: `sample` says
+    where its first records start, as (path, byte offset)).
     """
 
     start: str
@@ -44,6 +48,12 @@ class Burst:
     cause: str = ""
     causes: dict[str, int] = field(default_factory=dict)
     models: list[str] = field(default_factory=list)
+    request_ids: list[str] = field(default_factory=list)
+    sample: tuple[tuple[str, int], ...] = field(default=(), repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON shape: every field but `sample`."""
+        return {k: v for k, v in self.__dict__.items() if k != "sample"}
 
 
 @dataclass
@@ -92,6 +102,7 @@ def _bursts(dated: Sequence[tuple[datetime, Event]]) -> list[Burst]:
                     causes.most_common(1)[0][0],
                     dict(causes.most_common()),
                     [m for m, _ in models.most_common(5)],
+                    sample=tuple((e.path, e.offset) for _, e in run[:SAMPLED]),
                 )
             )
         start = end

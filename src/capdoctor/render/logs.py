@@ -87,6 +87,8 @@ def render(doc: dict[str, Any], out: TextIO, *, verbose: bool = False, ascii_onl
         console.print("\n[bold]Incidents[/bold] (bursts of errors less than a minute apart)")
         for b in pats["bursts"][: None if verbose else 5]:
             models = f" on {escape(', '.join(b['models']))}" if b.get("models") else ""
+            if b.get("request_ids"):
+                models += f" [dim]({escape(', '.join(b['request_ids']))})[/dim]"
             console.print(
                 f"  {_stamp(b['start'])} to {_stamp(b['end'])}: {b['count']} errors, mostly "
                 f"{escape(b.get('cause') or '-')}{models}"

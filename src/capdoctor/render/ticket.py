@@ -346,10 +346,11 @@ def _incident_table(report: Mapping[str, Any]) -> Table:
             human(b.get("count")),
             human(b.get("cause")),
             human(", ".join(str(m) for m in b.get("models") or [])),
+            human(", ".join(str(r) for r in b.get("request_ids") or [])),
         )
         for b in bursts[:20]
     ]
-    return Table("Incidents (bursts of errors)", ("Start", "End", "Errors", "Cause", "Models"), rows)
+    return Table("Incidents (bursts of errors)", ("Start", "End", "Errors", "Cause", "Models", "Request ids"), rows)
 
 
 def ticket(report: Mapping[str, Any]) -> Ticket:

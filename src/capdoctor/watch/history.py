@@ -173,7 +173,7 @@ def analyse(rounds: Sequence[RoundRecord], tz: tzinfo | None = None) -> Analysis
             status,
             "; ".join(parts),
             findings=found if scan.events else (),
-            data={"bursts": [b.__dict__ for b in pats.bursts[:20]]},
+            data={"bursts": [b.to_dict() for b in pats.bursts[:20]]},
         )
     return Analysis(pats, check, decide([check]), longest_outage(rounds))
 
@@ -302,6 +302,6 @@ def document(
                 "seconds": round(outage.ended - outage.started, 1),
             },
         },
-        "bursts": [b.__dict__ for b in pats.bursts[:20]],
+        "bursts": [b.to_dict() for b in pats.bursts[:20]],
         "verdict": verdict.to_dict(),
     }
