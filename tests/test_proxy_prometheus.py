@@ -4,9 +4,6 @@ installs Debian's package)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +11,7 @@ import httpx
 import pytest
 
 from tests.conftest import free_port
+from tests.prometheus_support import ready, real_prometheus
 from tests.proxy_support import running_proxy
 from tests.test_watch_prometheus import PROMETHEUS, _query, _wait
 
@@ -26,33 +24,8 @@ CHAT = {"messages": [{"role": "user", "content": "hi"}]}
 @pytest.mark.scenario("flaky-capacity")
 def test_real_prometheus_scrapes_capdoctor_proxy(sim: Any, tmp_path: Path) -> None:
     assert PROMETHEUS is not None
-    metrics_port, prom_port = free_port(), free_port()
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
-        json.dumps(
-            {
-                "global": {"scrape_interval": "1s"},
-                "scrape_configs": [
-                    {"job_name": "capdoctor-proxy", "static_configs": [{"targets": [f"127.0.0.1:{metrics_port}"]}]}
-                ],
-            }
-        ),
-        encoding="utf-8",
-    )
-    prom = subprocess.Popen(
-        [
-            PROMETHEUS,
-            f"--config.file={config}",
-            f"--storage.tsdb.path={tmp_path / 'data'}",
-            f"--web.listen-address=127.0.0.1:{prom_port}",
-            "--log.level=warn",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{prom_port}"
-    try:
+    metrics_port = free_port()
+    with real_prometheus(PROMETHEUS, tmp_path, "capdoctor-proxy", f"127.0.0.1:{metrics_port}") as base:
         with running_proxy([sim.url], tmp_path / "h.sqlite3", provider="openai", metrics_port=metrics_port) as proxy:
             statuses = []
             with httpx.Client() as client:
@@ -63,7 +36,7 @@ def test_real_prometheus_scrapes_capdoctor_proxy(sim: Any, tmp_path: Path) -> No
                         headers={"authorization": "Bearer sk-test-" + "p" * 24},
                     )
                     statuses.append((model, str(r.status_code)))
-            _wait(lambda: urllib.request.urlopen(f"{base}/-/ready", timeout=5).status == 200, 60, "prometheus ready")
+            _wait(lambda: ready(base), 60, "prometheus ready")
 
             def scraped() -> dict[tuple[str, str], float]:
                 res = _query(base, "capdoctor_proxy_exchanges_total")["data"]["result"]
@@ -78,10 +51,3 @@ def test_real_prometheus_scrapes_capdoctor_proxy(sim: Any, tmp_path: Path) -> No
             expected[key] = expected.get(key, 0) + 1
         assert stored == expected
         assert causes <= {"capacity", "none"} and "capacity" in causes
-    finally:
-        prom.terminate()
-        try:
-            prom.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            prom.kill()
-            prom.wait()

@@ -8,7 +8,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import threading
 import time
 import urllib.error
@@ -24,6 +23,7 @@ from capdoctor.context import Target
 from capdoctor.engine import RunRequest
 from capdoctor.watch.command import WatchSettings, watch_command
 from tests.conftest import free_port
+from tests.prometheus_support import ready, real_prometheus
 from tests.test_watch_deploy import DEPLOY, dashboard_queries
 
 PROMETHEUS = shutil.which("prometheus")
@@ -64,7 +64,7 @@ def test_real_prometheus_scrapes_capdoctor_watch(sim: Any, home: Path, tmp_path:
     assert PROMETHEUS is not None
     log: list[str] = []
     sim.log = log.append
-    metrics_port, prom_port = free_port(), free_port()
+    metrics_port = free_port()
     target = Target(
         provider="openai",
         base_url=sim.base_url("openai"),
@@ -92,80 +92,57 @@ def test_real_prometheus_scrapes_capdoctor_watch(sim: Any, home: Path, tmp_path:
             stop,
         ),
     )
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
-        json.dumps(
-            {  # JSON is YAML
-                "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-                "rule_files": [str(DEPLOY / "prometheus" / "capdoctor-alerts.yml")],
-                "scrape_configs": [
-                    {"job_name": "capdoctor", "static_configs": [{"targets": [f"127.0.0.1:{metrics_port}"]}]}
-                ],
-            }
-        ),
-        encoding="utf-8",
+    prometheus = real_prometheus(
+        PROMETHEUS,
+        tmp_path,
+        "capdoctor",
+        f"127.0.0.1:{metrics_port}",
+        [str(DEPLOY / "prometheus" / "capdoctor-alerts.yml")],
     )
-    prom = subprocess.Popen(
-        [
-            PROMETHEUS,
-            f"--config.file={config}",
-            f"--storage.tsdb.path={tmp_path / 'data'}",
-            f"--web.listen-address=127.0.0.1:{prom_port}",
-            "--log.level=warn",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{prom_port}"
     watcher.start()
-    try:
-        _wait(lambda: rounds_out.getvalue().count("\n") >= 1, 60, "the watch round")
-        _wait(lambda: urllib.request.urlopen(f"{base}/-/ready", timeout=5).status == 200, 60, "prometheus ready")
-
-        def scraped() -> list[dict[str, Any]]:
-            res: list[dict[str, Any]] = _query(base, "capdoctor_probe_requests_total")["data"]["result"]
-            return res
-
-        series = _wait(scraped, 60, "capdoctor_probe_requests_total in Prometheus")
-        time.sleep(3)  # a few more scrapes, so rate() over the dashboard's windows has two samples
-        series = scraped()
-
-        gens = [r for r in sim.requests if r["path"].endswith(GENERATION_PATHS)]
-        statuses = [int(x.split()[-1]) for x in log if x.split()[1].endswith(GENERATION_PATHS)]
-        served = Counter(
-            ((r["json"] or {}).get("model"), "ok" if s == 200 else "error") for r, s in zip(gens, statuses, strict=True)
-        )
-        stored = {(s["metric"]["model"], s["metric"]["outcome"]): float(s["value"][1]) for s in series}
-        assert stored == {k: float(v) for k, v in served.items()}
-        for s in series:
-            labels = s["metric"]
-            assert labels["job"] == "capdoctor" and labels["instance"] == f"127.0.0.1:{metrics_port}"
-            assert labels["provider"] == "openai"
-            assert labels["cause"] == ("none" if labels["outcome"] == "ok" else "capacity")
-        verdict = _query(base, "capdoctor_verdict == 1")["data"]["result"]
-        assert [v["metric"]["cause"] for v in verdict] == ["capacity"]
-        latency = _query(base, "capdoctor_probe_latency_seconds_count")["data"]["result"]
-        assert sum(float(v["value"][1]) for v in latency) == sum(served.values())
-
-        rules = _get(f"{base}/api/v1/rules")["data"]["groups"]
-        assert sorted(r["name"] for g in rules for r in g["rules"]) == [
-            "CapdoctorCapacityErrors",
-            "CapdoctorEveryModelFailing",
-        ]
-        assert all(r["health"] == "ok" for g in rules for r in g["rules"])
-        for title, expr in dashboard_queries(window="1m"):
-            answer = _query(base, expr)
-            assert answer["status"] == "success", (title, answer)
-            if "by model" in title or "Since the last round" in title or "machines per verdict" in title:
-                assert answer["data"]["result"], f"{title}: no data"
-    finally:
-        stop.set()
-        watcher.join(timeout=60)
-        prom.terminate()
+    with prometheus as base:
         try:
-            prom.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            prom.kill()
-            prom.wait()
+            _wait(lambda: rounds_out.getvalue().count("\n") >= 1, 60, "the watch round")
+            _wait(lambda: ready(base), 60, "prometheus ready")
+
+            def scraped() -> list[dict[str, Any]]:
+                res: list[dict[str, Any]] = _query(base, "capdoctor_probe_requests_total")["data"]["result"]
+                return res
+
+            series = _wait(scraped, 60, "capdoctor_probe_requests_total in Prometheus")
+            time.sleep(3)  # a few more scrapes, so rate() over the dashboard's windows has two samples
+            series = scraped()
+
+            gens = [r for r in sim.requests if r["path"].endswith(GENERATION_PATHS)]
+            statuses = [int(x.split()[-1]) for x in log if x.split()[1].endswith(GENERATION_PATHS)]
+            served = Counter(
+                ((r["json"] or {}).get("model"), "ok" if s == 200 else "error")
+                for r, s in zip(gens, statuses, strict=True)
+            )
+            stored = {(s["metric"]["model"], s["metric"]["outcome"]): float(s["value"][1]) for s in series}
+            assert stored == {k: float(v) for k, v in served.items()}
+            for s in series:
+                labels = s["metric"]
+                assert labels["job"] == "capdoctor" and labels["instance"] == f"127.0.0.1:{metrics_port}"
+                assert labels["provider"] == "openai"
+                assert labels["cause"] == ("none" if labels["outcome"] == "ok" else "capacity")
+            verdict = _query(base, "capdoctor_verdict == 1")["data"]["result"]
+            assert [v["metric"]["cause"] for v in verdict] == ["capacity"]
+            latency = _query(base, "capdoctor_probe_latency_seconds_count")["data"]["result"]
+            assert sum(float(v["value"][1]) for v in latency) == sum(served.values())
+
+            rules = _get(f"{base}/api/v1/rules")["data"]["groups"]
+            assert sorted(r["name"] for g in rules for r in g["rules"]) == [
+                "CapdoctorCapacityErrors",
+                "CapdoctorEveryModelFailing",
+            ]
+            assert all(r["health"] == "ok" for g in rules for r in g["rules"])
+            for title, expr in dashboard_queries(window="1m"):
+                answer = _query(base, expr)
+                assert answer["status"] == "success", (title, answer)
+                if "by model" in title or "Since the last round" in title or "machines per verdict" in title:
+                    assert answer["data"]["result"], f"{title}: no data"
+        finally:
+            stop.set()
+            watcher.join(timeout=60)
     assert "sk-test-" not in (tmp_path / "prometheus.yml").read_text()
