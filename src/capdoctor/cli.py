@@ -536,6 +536,13 @@ def main(argv: list[str] | None = None) -> None:
         code = ExitCode.INTERNAL
     if code == INTERRUPTED:  # typer turns Ctrl-C into a quiet exit 130; older releases raise Abort
         _say("capdoctor: interrupted")
+    try:  # what is still buffered goes now: a reader that left shows here, not in the interpreter's last flush
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        code = 0
+    except (OSError, ValueError):
+        pass
     _exit(int(code) if isinstance(code, int) else 0, wait=argv is not None)
 
 
