@@ -2,7 +2,8 @@
 
 Contract: `discover(flags, env, home, cwd, platform)` resolves every field of a `Target` in one fixed order —
 flags → `capdoctor.toml` (project dir, then the user config dir) → environment variables → the clients' own
-config (Codex `$CODEX_HOME/config.toml`, Claude Code `~/.claude/settings.json` `env` block) → the provider's
+config (Codex `$CODEX_HOME/config.toml`, Claude Code `~/.claude/settings.json` `env` block and `model`, Gemini
+CLI `~/.gemini/settings.json` `model`) → the provider's
 defaults — and records a human source for each (`flag --base-url`, `env ANTHROPIC_BASE_URL`,
 `~/.codex/config.toml`). `describe()` reports the effective values with their sources for `capdoctor config`,
 the options with theirs, the key's variable, whether it is set, where its name came from and its shape
@@ -229,9 +230,27 @@ def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]
     return layer, provider
 
 
+CLIENT_MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "opusplan", "default", "best", "auto"})
+"""Model names a client resolves itself (Claude Code's `sonnet`, Gemini CLI's `auto`): never a target model,
+since the provider knows no such model; the provider's default stands in."""
+
+
+def _client_model(setting: Setting | None) -> Setting | None:
+    """A client file's `model` setting when it names a model the provider can be asked about."""
+    if setting is None or value_problem("model", setting.value):
+        return None
+    return None if setting.value.strip().lower() in CLIENT_MODEL_ALIASES else setting
+
+
 def _claude_layer(env: Mapping[str, str], home: Path, cwd: Path) -> tuple[Layer, dict[str, Setting]]:
-    """Claude Code's settings `env` blocks (user, project, project local); returns the layer and the key entries."""
+    """Claude Code's settings files (user, project, project local): their `env` blocks and `model`; returns the
+    layer and the key entries.
+
+    The model is Claude Code's own order: `ANTHROPIC_MODEL` (an `env` block) before the `model` setting, the
+    later file winning within each.
+    """
     merged: dict[str, Setting] = {}
+    model: Setting | None = None
     for path in claude_settings_paths(env, home, cwd):
         try:
             settings = read_claude_settings(path, home)
@@ -240,14 +259,33 @@ def _claude_layer(env: Mapping[str, str], home: Path, cwd: Path) -> tuple[Layer,
         if settings is None:
             continue
         merged.update(settings.env_map())
+        model = _client_model(settings.model) or model
     layer = Layer()
     anthropic = [s for name, s in merged.items() if name.startswith("ANTHROPIC_")]
     if anthropic:
         layer.set("provider", "anthropic", anthropic[0].source)
+    elif model is not None:
+        layer.set("provider", "anthropic", model.source)
     for key, name in (("base_url", "ANTHROPIC_BASE_URL"), ("model", "ANTHROPIC_MODEL")):
         if name in merged and not value_problem(key, merged[name].value):
             layer.set(key, merged[name].value, merged[name].source)
+    if "model" not in layer.values and model is not None:
+        layer.set("model", model.value, model.source)
     return layer, {k: s for k, s in merged.items() if k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+
+
+def _gemini_layer(home: Path) -> Layer:
+    """Gemini CLI's `~/.gemini/settings.json` model (`model.name`, or a legacy `model` string)."""
+    layer = Layer()
+    try:
+        settings = read_gemini_settings(gemini_settings_path(home), home)
+    except ClientConfigError:
+        return layer  # reported by the client check and `capdoctor config`
+    model = _client_model(settings.model if settings is not None else None)
+    if model is not None:
+        layer.set("provider", "gemini", model.source)
+        layer.set("model", model.value, model.source)
+    return layer
 
 
 def _guess_from_url(url: str | None) -> str | None:
@@ -298,6 +336,7 @@ def discover(
     explicit = [flag, *tomls]
     codex, codex_provider = _codex_layer(env, home)
     claude, claude_keys = _claude_layer(env, home, cwd)
+    gemini = _gemini_layer(home)
 
     def pick(key: str, layers: list[Layer]) -> tuple[Any, str]:
         return _first(*[(lay.values.get(key), lay.sources.get(key, "")) for lay in layers])
@@ -325,6 +364,8 @@ def discover(
             provider, p_src = codex_provider, codex.sources["provider"]
         if not provider and claude.values.get("provider"):
             provider, p_src = "anthropic", claude.sources["provider"]
+        if not provider and gemini.values.get("provider"):
+            provider, p_src = "gemini", gemini.sources["provider"]
         if not provider and (url or model):
             provider, p_src = "openai-compatible", "inferred (base URL of an unknown host)"
         if not provider:
@@ -337,6 +378,8 @@ def discover(
         client_layers.append(codex)
     if provider == "anthropic":
         client_layers.append(claude)
+    if provider == "gemini":
+        client_layers.append(gemini)
     env_layer = Layer()
     for var in adapter.base_url_envs:
         value = env.get(var)
@@ -395,9 +438,12 @@ def discover(
     extra: dict[str, Any] = {"api_version": api_version} if api_version else {}
     used = set(sources.values())
     claude_files = {*claude.sources.values(), *(s.source for s in claude_keys.values())}
-    client = next(
-        (cid for cid, files in (("codex", set(codex.sources.values())), ("claude", claude_files)) if used & files), None
+    client_files = (
+        ("codex", set(codex.sources.values())),
+        ("claude", claude_files),
+        ("gemini", set(gemini.sources.values())),
     )
+    client = next((cid for cid, files in client_files if used & files), None)
     return Target(
         provider=provider,
         base_url=str(base_url),
@@ -501,6 +547,11 @@ def describe(
             "kind": "claude-code",
             "exists": (claude_dir(env, home) / "settings.json").exists(),
         },
+        {
+            "path": show(gemini_settings_path(home), home),
+            "kind": "gemini-cli",
+            "exists": gemini_settings_path(home).exists(),
+        },
     ]
     exports = shell_exports(home)
     out: dict[str, Any] = {
@@ -523,7 +574,7 @@ def describe(
             {
                 "kind": "no_target",
                 "message": "No target found: pass --provider/--base-url/--model, "
-                "set a provider key (e.g. OPENAI_API_KEY), or configure Codex or Claude Code.",
+                "set a provider key (e.g. OPENAI_API_KEY), or configure Codex, Claude Code or Gemini CLI.",
             }
         )
         return out
