@@ -179,6 +179,7 @@ def test_config_findings_are_pure_given_a_port_probe() -> None:
     assert by_variable["OPENAI_BASE_URL"].strength is Strength.CONTEXT  # Codex ignores it: own provider
     dead = [f for f in findings if "nothing listens" in f.message]
     assert dead and dead[0].strength is Strength.MODERATE
+    assert dead[0].cause is Cause.NETWORK  # the paths check's and the verdict's reading (issue #34)
     broken = ClientConfig("gemini", "~/.gemini/settings.json", error="cannot parse ~/.gemini/settings.json: x")
     target = Target(provider="openai", base_url="https://api.openai.com/v1", model="gpt-5.5")
     (only,), _ = assess_configs([broken], {}, target, ["gpt-5.5"], port_open)

@@ -602,7 +602,7 @@ def describe(
             findings.append(
                 {
                     "kind": "dead_loopback",
-                    "cause": "client",
+                    "cause": "network",
                     "source": src.get("base_url"),
                     "message": f"Nothing listens at {target.base_url} (from {src.get('base_url')}): a "
                     "stale base URL or a stopped local server/relay makes every request fail "
