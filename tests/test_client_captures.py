@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from capdoctor.explain import explain
 from capdoctor.logs import run_logs
 from capdoctor.logscan.outcomes import quiet
 from capdoctor.logscan.scanner import find_model
@@ -73,3 +74,71 @@ def test_a_folder_of_a_path_is_no_model(text: str) -> None:
 def test_models_next_to_a_path_are_still_read() -> None:
     assert find_model("error 429 for gpt-5.5 in /home/x/gpt-5-dir/") == "gpt-5.5"
     assert find_model("model openai/gpt-4o overloaded") == "gpt-4o"
+
+
+GEMINI_REPORT = (
+    "Error when talking to Gemini API Full report available at: "
+    "/tmp/gemini-client-error-Turn.run-sendMessageStream-2026-11-29T11-00-00-000Z.json"
+)
+GEMINI_END = "An unexpected critical error occurred:[object Object]"
+PRINTED: list[tuple[str, str, str]] = [
+    # Claude Code 2.1 prints its errors on stdout
+    ("claude-code", "account", "Invalid API key · Fix external API key"),
+    ("claude-code", "quota", "Credit balance is too low"),
+    (
+        "claude-code",
+        "client",
+        "There's an issue with the selected model (claude-opus-4-9). It may not exist or you may not have access "
+        "to it. Run /model to pick a different model.",
+    ),
+    (
+        "claude-code",
+        "quota",
+        "API Error: Request rejected (429) · This request would exceed the rate limit for your organization of 50 "
+        "requests per minute.",
+    ),
+    ("claude-code", "quota", "API Error: Request rejected (429) · Rate limited"),
+    ("claude-code", "network", "API Error: Unable to connect to API (ECONNRESET)"),
+    ("claude-code", "network", "Unable to connect to API (ECONNRESET)"),
+    ("claude-code", "network", "API Error: Request timed out."),
+    ("claude-code", "network", "Request timed out"),
+    # Gemini CLI 0.61: a 503 overload is a RetryableQuotaError (capacity, despite the name), a 429 a
+    # TerminalQuotaError, a reset and a refusal both "fetch failed sending request"; every failure ends alike
+    (
+        "gemini-cli",
+        "capacity",
+        'RetryableQuotaError: {"error":{"code":503,"message":"The model is overloaded. Please try again later.",'
+        '"status":"UNAVAILABLE"}}',
+    ),
+    (
+        "gemini-cli",
+        "capacity",
+        f"{GEMINI_REPORT}\nRetryableQuotaError: The model is overloaded. Please try again later.\n{GEMINI_END}",
+    ),
+    ("gemini-cli", "capacity", "RetryableQuotaError: Request failed with status code 503"),
+    ("gemini-cli", "quota", "TerminalQuotaError: You have exhausted your daily quota on this model."),
+    ("gemini-cli", "quota", f"You have exhausted your daily quota on this model.\n{GEMINI_END}"),
+    ("gemini-cli", "network", "[API Error: exception TypeError: fetch failed sending request]"),
+    ("gemini-cli", "network", f"{GEMINI_REPORT}\nfetch failed sending request\n{GEMINI_END}"),
+    # Codex CLI 0.171 rewrites the provider's errors
+    ("codex", "quota", "ERROR: Quota exceeded. Check your plan and billing details."),
+    ("codex", "quota", "ERROR: exceeded retry limit, last status: 429 Too Many Requests"),
+    ("codex", "quota", "Reconnecting... 1/1\nERROR: exceeded retry limit, last status: 429 Too Many Requests"),
+    (
+        "codex",
+        "account",
+        "ERROR: unexpected status 401 Unauthorized: Incorrect API key provided: sk-fake***7890. You can find your "
+        "API key at https://platform.openai.com/account/api-keys.",
+    ),
+    ("codex", "capacity", "ERROR: Selected model is at capacity. Please try a different model."),
+]
+
+
+@pytest.mark.parametrize(
+    ("client", "cause", "text"), PRINTED, ids=[f"{c}-{cause}-{i}" for i, (c, cause, _) in enumerate(PRINTED)]
+)
+def test_what_the_clients_print_is_read_right_and_believed(client: str, cause: str, text: str) -> None:
+    """Each client's printed text (issue #34) by `capdoctor explain`: its cause, at a decisive confidence."""
+    verdict = explain(text).verdict
+    assert verdict.cause == cause, (client, verdict.ranking)
+    assert verdict.confidence >= 0.7, (client, verdict.confidence)

@@ -292,7 +292,9 @@ def _anthropic_error(body: Any) -> bool:
 def _gemini_ids(listing: Mapping[str, Any]) -> list[str]:
     entries = listing.get("models")
     rows = entries if isinstance(entries, list) else []
-    return [str(m["name"]).removeprefix("models/") for m in rows if isinstance(m, dict) and isinstance(m.get("name"), str)]
+    return [
+        str(m["name"]).removeprefix("models/") for m in rows if isinstance(m, dict) and isinstance(m.get("name"), str)
+    ]
 
 
 def _model_ids(resp: httpx.Response | None) -> list[str]:
