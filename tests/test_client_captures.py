@@ -142,3 +142,16 @@ def test_what_the_clients_print_is_read_right_and_believed(client: str, cause: s
     verdict = explain(text).verdict
     assert verdict.cause == cause, (client, verdict.ranking)
     assert verdict.confidence >= 0.7, (client, verdict.confidence)
+
+
+def test_a_codex_session_without_a_failure_is_none(tmp_path: Path) -> None:
+    """The metadata of a session that went well holds no mark of an error either (`unplaced`): `none`."""
+    lines = (CLIENTS / "codex" / sorted(ROLLOUTS)[0]).read_text(encoding="utf-8").splitlines()[:-1]
+    lines.append(
+        '{"timestamp":"2026-11-29T09:00:01.950Z","type":"event_msg","payload":{"type":"task_complete",'
+        '"turn_id":"1","last_agent_message":"Hi!"}}'
+    )
+    path = tmp_path / "rollout-ok.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = run_logs([str(path)], since=None, env={}, home=Path("/nonexistent"), platform="linux")
+    assert run.doc["matches"] == [] and run.verdict.cause == "none"
