@@ -155,3 +155,16 @@ def test_a_codex_session_without_a_failure_is_none(tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     run = run_logs([str(path)], since=None, env={}, home=Path("/nonexistent"), platform="linux")
     assert run.doc["matches"] == [] and run.verdict.cause == "none"
+
+
+def test_a_later_failed_turn_is_no_recovery_of_an_earlier_one(tmp_path: Path) -> None:
+    """A failed turn's `task_complete` (its answer null, its `error` set) completed nothing: two failures in one
+    session are two, neither recovered."""
+    lines = (CLIENTS / "codex" / sorted(ROLLOUTS)[0]).read_text(encoding="utf-8").splitlines()
+    again = lines[-1].replace("09:00:00.950Z", "09:05:00.950Z").replace('"turn_id":"1"', '"turn_id":"2"')
+    path = tmp_path / "rollout-two.jsonl"
+    path.write_text("\n".join([*lines, again]) + "\n", encoding="utf-8")
+    run = run_logs([str(path)], since=None, env={}, home=Path("/nonexistent"), platform="linux")
+    (match,) = run.doc["matches"]
+    assert match["count"] == 2
+    assert run.check.findings[0].data["recovered"] == 0
