@@ -372,3 +372,19 @@ def test_gemini_model_is_not_taken_for_another_provider(home: Path, cwd: Path) -
     write(home / ".gemini/settings.json", json.dumps({"model": {"name": "gemini-2.5-flash"}}))
     t = find(home, cwd, {"ANTHROPIC_API_KEY": FAKE})
     assert t.provider == "anthropic" and t.model == "claude-sonnet-4-6"
+
+
+def test_gemini_dotenv_key_and_base_url(home: Path, cwd: Path) -> None:
+    """The `.gemini/.env` Gemini CLI loads gives the key and base URL; a variable set in the shell wins."""
+    write(home / ".gemini/settings.json", json.dumps({"model": {"name": "gemini-2.5-flash"}}))
+    write(home / ".gemini/.env", f"GEMINI_API_KEY={FAKE}\nGOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8791\n")
+    t = find(home, cwd)
+    assert (t.provider, t.model, t.base_url) == ("gemini", "gemini-2.5-flash", "http://127.0.0.1:8791")
+    assert t.api_key == FAKE and t.api_key_env == "GEMINI_API_KEY" and t.sources["key"] == "~/.gemini/.env"
+    assert t.sources["base_url"] == "~/.gemini/.env" and t.client == "gemini"
+    described = describe(t, {}, home, cwd, "linux")
+    assert FAKE not in json.dumps(described) and described["key"]["present"]
+    shell = find(home, cwd, {"GOOGLE_GEMINI_BASE_URL": "https://gw.example", "GEMINI_API_KEY": "shell-key"})
+    assert shell.base_url == "https://gw.example" and shell.api_key == "shell-key"
+    write(cwd / ".gemini/.env", "GEMINI_API_KEY=project-key\n")  # the project's file is loaded instead
+    assert find(home, cwd).api_key == "project-key"

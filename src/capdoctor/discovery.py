@@ -3,7 +3,7 @@
 Contract: `discover(flags, env, home, cwd, platform)` resolves every field of a `Target` in one fixed order —
 flags → `capdoctor.toml` (project dir, then the user config dir) → environment variables → the clients' own
 config (Codex `$CODEX_HOME/config.toml`, Claude Code `~/.claude/settings.json` `env` block and `model`, Gemini
-CLI `~/.gemini/settings.json` `model`) → the provider's
+CLI `~/.gemini/settings.json` `model` and the `.gemini/.env` it loads) → the provider's
 defaults — and records a human source for each (`flag --base-url`, `env ANTHROPIC_BASE_URL`,
 `~/.codex/config.toml`). `describe()` reports the effective values with their sources for `capdoctor config`,
 the options with theirs, the key's variable, whether it is set, where its name came from and its shape
@@ -38,10 +38,12 @@ from capdoctor.clientconfig import (
     claude_dir,
     claude_settings_paths,
     codex_config_path,
+    gemini_env_paths,
     gemini_settings_path,
     line_of,
     read_claude_settings,
     read_codex_config,
+    read_dotenv,
     read_gemini_settings,
     show,
     type_problem,
@@ -274,18 +276,39 @@ def _claude_layer(env: Mapping[str, str], home: Path, cwd: Path) -> tuple[Layer,
     return layer, {k: s for k, s in merged.items() if k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
 
 
-def _gemini_layer(home: Path) -> Layer:
-    """Gemini CLI's `~/.gemini/settings.json` model (`model.name`, or a legacy `model` string)."""
+GEMINI_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+"""The key variables Gemini CLI reads, also from its `.gemini/.env`."""
+
+
+def _gemini_layer(home: Path, cwd: Path) -> tuple[Layer, dict[str, Setting]]:
+    """Gemini CLI's `~/.gemini/settings.json` model (`model.name`, or a legacy `model` string) and the base URL
+    and key of the `.gemini/.env` it loads (the first that exists); returns the layer and the key entries."""
     layer = Layer()
+    dotenv: dict[str, Setting] = {}
+    for path in gemini_env_paths(home, cwd):
+        try:
+            found = read_dotenv(path, home, strict=False)
+        except ClientConfigError:
+            continue
+        if found is not None:
+            dotenv = {s.name: s for s in found}
+            break
+    base = dotenv.get("GOOGLE_GEMINI_BASE_URL")
+    if base is not None and not value_problem("base_url", base.value):
+        layer.set("base_url", base.value, base.source)
+    keys = {k: s for k, s in dotenv.items() if k in GEMINI_KEY_ENVS and s.value}
     try:
         settings = read_gemini_settings(gemini_settings_path(home), home)
     except ClientConfigError:
-        return layer  # reported by the client check and `capdoctor config`
+        settings = None  # reported by the client check and `capdoctor config`
     model = _client_model(settings.model if settings is not None else None)
     if model is not None:
         layer.set("provider", "gemini", model.source)
         layer.set("model", model.value, model.source)
-    return layer
+    elif keys:
+        first = next(iter(keys.values()))
+        layer.set("provider", "gemini", first.source)
+    return layer, keys
 
 
 def _guess_from_url(url: str | None) -> str | None:
@@ -336,7 +359,7 @@ def discover(
     explicit = [flag, *tomls]
     codex, codex_provider = _codex_layer(env, home)
     claude, claude_keys = _claude_layer(env, home, cwd)
-    gemini = _gemini_layer(home)
+    gemini, gemini_keys = _gemini_layer(home, cwd)
 
     def pick(key: str, layers: list[Layer]) -> tuple[Any, str]:
         return _first(*[(lay.values.get(key), lay.sources.get(key, "")) for lay in layers])
@@ -432,16 +455,22 @@ def discover(
                 if var in claude_keys and claude_keys[var].value:
                     key_env, api_key, sources["key"] = var, claude_keys[var].value, claude_keys[var].source
                     break
+        if not api_key and provider == "gemini":
+            for var in GEMINI_KEY_ENVS:
+                if var in gemini_keys:
+                    key_env, api_key, sources["key"] = var, gemini_keys[var].value, gemini_keys[var].source
+                    break
     problem = url_problem(str(base_url))
     if problem:  # every source was checked on the way in; this guards the defaults and future sources
         raise UsageError(f"base URL {base_url!r} ({sources['base_url']}) {problem}")
     extra: dict[str, Any] = {"api_version": api_version} if api_version else {}
     used = set(sources.values())
     claude_files = {*claude.sources.values(), *(s.source for s in claude_keys.values())}
+    gemini_files = {*gemini.sources.values(), *(s.source for s in gemini_keys.values())}
     client_files = (
         ("codex", set(codex.sources.values())),
         ("claude", claude_files),
-        ("gemini", set(gemini.sources.values())),
+        ("gemini", gemini_files),
     )
     client = next((cid for cid, files in client_files if used & files), None)
     return Target(
