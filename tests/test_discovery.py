@@ -333,11 +333,18 @@ def test_claude_anthropic_model_env_beats_the_model_setting(home: Path, cwd: Pat
     assert t.model == "claude-haiku-4-5" and t.sources["model"].endswith("project/.claude/settings.json env")
 
 
-def test_claude_model_alias_leaves_the_default(home: Path, cwd: Path) -> None:
+@pytest.mark.parametrize("alias", ["sonnet", "opusplan", "sonnet[1m]"])
+def test_claude_model_alias_leaves_the_default(home: Path, cwd: Path, alias: str) -> None:
     """`sonnet` is resolved by Claude Code itself: the API knows no such model, so it is never probed."""
-    write(home / ".claude/settings.json", json.dumps({"model": "sonnet"}))
+    write(home / ".claude/settings.json", json.dumps({"model": alias}))
     t = find(home, cwd, {"ANTHROPIC_API_KEY": FAKE})
     assert t.model == "claude-sonnet-4-6" and t.sources["model"] == "default"
+
+
+def test_claude_model_option_suffix_is_dropped(home: Path, cwd: Path) -> None:
+    write(home / ".claude/settings.json", json.dumps({"model": "claude-opus-4-7[1m]"}))
+    t = find(home, cwd, {"ANTHROPIC_API_KEY": FAKE})
+    assert t.model == "claude-opus-4-7" and t.sources["model"] == "~/.claude/settings.json model"
 
 
 def test_claude_model_setting_alone_names_the_provider(home: Path, cwd: Path) -> None:

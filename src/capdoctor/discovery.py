@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -237,11 +237,19 @@ CLIENT_MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "opusplan", "defaul
 since the provider knows no such model; the provider's default stands in."""
 
 
+CLIENT_MODEL_SUFFIX = re.compile(r"\[[\w.-]{1,16}\]$")
+"""A client's option written after the model (Claude Code's `claude-sonnet-4-6[1m]`: the 1M-token context)."""
+
+
 def _client_model(setting: Setting | None) -> Setting | None:
-    """A client file's `model` setting when it names a model the provider can be asked about."""
+    """A client file's `model` setting when it names a model the provider can be asked about (a client's
+    option suffix such as `[1m]` dropped, since the provider knows the model without it)."""
     if setting is None or value_problem("model", setting.value):
         return None
-    return None if setting.value.strip().lower() in CLIENT_MODEL_ALIASES else setting
+    name = CLIENT_MODEL_SUFFIX.sub("", setting.value.strip())
+    if not name or name.lower() in CLIENT_MODEL_ALIASES:
+        return None
+    return setting if name == setting.value else replace(setting, value=name)
 
 
 def _claude_layer(env: Mapping[str, str], home: Path, cwd: Path) -> tuple[Layer, dict[str, Setting]]:
