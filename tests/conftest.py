@@ -56,6 +56,9 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("USERPROFILE", str(home))
+    for var in ("TMP", "TEMP"):  # a client's temporary folder holds its error reports (Gemini CLI): none here
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path_factory.mktemp("tmpdir")))
     for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache"), ("XDG_DATA_HOME", ".local/share")):
         monkeypatch.setenv(var, str(home / sub))
     monkeypatch.setenv("NO_COLOR", "1")

@@ -179,6 +179,7 @@ def test_config_findings_are_pure_given_a_port_probe() -> None:
     assert by_variable["OPENAI_BASE_URL"].strength is Strength.CONTEXT  # Codex ignores it: own provider
     dead = [f for f in findings if "nothing listens" in f.message]
     assert dead and dead[0].strength is Strength.MODERATE
+    assert dead[0].cause is Cause.NETWORK  # the paths check's and the verdict's reading (issue #34)
     broken = ClientConfig("gemini", "~/.gemini/settings.json", error="cannot parse ~/.gemini/settings.json: x")
     target = Target(provider="openai", base_url="https://api.openai.com/v1", model="gpt-5.5")
     (only,), _ = assess_configs([broken], {}, target, ["gpt-5.5"], port_open)
@@ -339,7 +340,9 @@ def test_hanging_and_garbage_clients_do_not_break_the_check(home: Path, tmp_path
     )
     result = ClientCheck().run(ctx)
     assert by_client(result)["codex"]["error"].startswith("timed out")
-    assert any(f.strength is Strength.WEAK and "did not answer" in f.message for f in result.findings)
+    slow = [f for f in result.findings if f.data.get("slow")]
+    assert slow and slow[0].strength is Strength.CONTEXT and "was slow" in slow[0].message  # never "broken"
+    assert not any("broken" in f.message for f in result.findings)
 
     garbage = ClientCheck().run(make_ctx(home, [FAKEBIN / "garbage"]))
     row = by_client(garbage)["codex"]

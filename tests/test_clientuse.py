@@ -148,11 +148,11 @@ def test_quota_steps_drop_generic_advice_a_finding_already_gave() -> None:
 FAKEBIN = Path(__file__).resolve().parent / "fakebin"
 
 
-def _diagnose(cli: Any, home: Path, path: Path, *args: str) -> dict[str, Any]:
+def _diagnose(cli: Any, home: Path, path: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     import json
     import os
 
-    env = {"PATH": os.pathsep.join([str(path), os.environ.get("PATH", "")])}
+    env = {**(env or {}), "PATH": os.pathsep.join([str(path), os.environ.get("PATH", "")])}
     proc = cli("diagnose", "--only", "models,client", "--json", *args, env=env, cwd=home, timeout=120)
     report: dict[str, Any] = json.loads(proc.stdout)
     assert report["verdict"]["cause"] == "capacity", report["verdict"]
@@ -166,6 +166,32 @@ def test_a_codex_user_gets_the_codex_command(cli: Any, sim: Any, home: Path) -> 
     assert report["target"]["client"] == "codex"
     assert (report["client"]["id"], report["client"]["version"]) == ("codex", "0.169.0")
     assert report["verdict"]["next_steps"][0]["command"] == "codex --model gpt-5.4-mini"
+
+
+@pytest.mark.scenario("capacity")
+def test_claude_codes_configured_model_is_the_one_probed(cli: Any, sim: Any, home: Path) -> None:
+    """Claude Code's `model` setting is probed, not capdoctor's default (#34: its 529 became "switch model")."""
+    import json
+
+    settings = {
+        "model": "claude-opus-4-7",
+        "env": {"ANTHROPIC_BASE_URL": sim.base_url("anthropic"), "ANTHROPIC_API_KEY": "sk-ant-api03-FAKE-0123456789"},
+    }
+    write(home / ".claude/settings.json", json.dumps(settings))
+    report = _diagnose(cli, home, FAKEBIN / "sdk")
+    assert report["target"]["model"] == "claude-opus-4-7"
+    assert report["target"]["sources"]["model"] == "~/.claude/settings.json model"
+    assert report["target"]["client"] == "claude"
+
+
+@pytest.mark.scenario("capacity")
+def test_gemini_clis_configured_model_is_the_one_probed(cli: Any, sim: Any, home: Path) -> None:
+    write(home / ".gemini/settings.json", '{"model": {"name": "gemini-2.5-pro"}}')
+    env = {"GEMINI_API_KEY": "AIza-FAKE-0123456789abcdef", "GOOGLE_GEMINI_BASE_URL": sim.base_url("gemini")}
+    report = _diagnose(cli, home, FAKEBIN / "sdk", env=env)
+    assert report["target"]["model"] == "gemini-2.5-pro"
+    assert report["target"]["sources"]["model"] == "~/.gemini/settings.json model.name"
+    assert report["target"]["client"] == "gemini" and report["client"]["id"] == "gemini"
 
 
 @pytest.mark.scenario("capacity")

@@ -311,3 +311,87 @@ def test_describe_relay_and_no_target(home: Path, cwd: Path) -> None:
     assert {"relay", "no_key"} <= {f["kind"] for f in info["findings"]}
     empty = describe(None, {}, home, cwd, "linux")
     assert empty["target"] is None and empty["findings"][0]["kind"] == "no_target"
+
+
+def test_claude_settings_model_is_the_target_model(home: Path, cwd: Path) -> None:
+    """Claude Code's `model` setting is the model `diagnose` probes (issue #34: it probed its own default)."""
+    write(
+        home / ".claude/settings.json",
+        json.dumps({"model": "claude-opus-4-7", "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8787"}}),
+    )
+    t = find(home, cwd, {"ANTHROPIC_API_KEY": FAKE})
+    assert (t.provider, t.model, t.base_url) == ("anthropic", "claude-opus-4-7", "http://127.0.0.1:8787")
+    assert t.sources["model"] == "~/.claude/settings.json model" and t.client == "claude"
+    described = describe(t, {"ANTHROPIC_API_KEY": FAKE}, home, cwd, "linux")
+    assert described["settings"]["model"] == {"value": "claude-opus-4-7", "source": "~/.claude/settings.json model"}
+
+
+def test_claude_anthropic_model_env_beats_the_model_setting(home: Path, cwd: Path) -> None:
+    write(home / ".claude/settings.json", json.dumps({"model": "claude-opus-4-7"}))
+    write(cwd / ".claude/settings.json", json.dumps({"env": {"ANTHROPIC_MODEL": "claude-haiku-4-5"}}))
+    t = find(home, cwd, {"ANTHROPIC_API_KEY": FAKE})
+    assert t.model == "claude-haiku-4-5" and t.sources["model"].endswith("project/.claude/settings.json env")
+
+
+@pytest.mark.parametrize("alias", ["sonnet", "opusplan", "sonnet[1m]"])
+def test_claude_model_alias_leaves_the_default(home: Path, cwd: Path, alias: str) -> None:
+    """`sonnet` is resolved by Claude Code itself: the API knows no such model, so it is never probed."""
+    write(home / ".claude/settings.json", json.dumps({"model": alias}))
+    t = find(home, cwd, {"ANTHROPIC_API_KEY": FAKE})
+    assert t.model == "claude-sonnet-4-6" and t.sources["model"] == "default"
+
+
+def test_claude_model_option_suffix_is_dropped(home: Path, cwd: Path) -> None:
+    write(home / ".claude/settings.json", json.dumps({"model": "claude-opus-4-7[1m]"}))
+    t = find(home, cwd, {"ANTHROPIC_API_KEY": FAKE})
+    assert t.model == "claude-opus-4-7" and t.sources["model"] == "~/.claude/settings.json model"
+
+
+def test_claude_model_setting_alone_names_the_provider(home: Path, cwd: Path) -> None:
+    write(home / ".claude/settings.json", json.dumps({"model": "claude-opus-4-7"}))
+    t = find(home, cwd)
+    assert (t.provider, t.model) == ("anthropic", "claude-opus-4-7")
+
+
+@pytest.mark.parametrize(
+    ("doc", "where"),
+    [({"model": {"name": "gemini-2.5-flash"}}, "model.name"), ({"model": "gemini-2.5-flash"}, "model")],
+)
+def test_gemini_settings_model_is_the_target_model(home: Path, cwd: Path, doc: dict[str, Any], where: str) -> None:
+    """Gemini CLI's settings model is the target's, with its source (nested `model.name` or a legacy string)."""
+    write(home / ".gemini/settings.json", json.dumps(doc))
+    env = {"GEMINI_API_KEY": FAKE, "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:8790"}
+    t = find(home, cwd, env)
+    assert (t.provider, t.model, t.base_url) == ("gemini", "gemini-2.5-flash", "http://127.0.0.1:8790")
+    assert t.sources["model"] == f"~/.gemini/settings.json {where}" and t.client == "gemini"
+    assert t.api_key == FAKE and t.api_key_env == "GEMINI_API_KEY"
+    described = describe(t, env, home, cwd, "linux")
+    assert described["settings"]["model"]["source"] == f"~/.gemini/settings.json {where}"
+    assert any(f["kind"] == "gemini-cli" and f["exists"] for f in described["files"])
+
+
+def test_gemini_settings_alone_name_the_provider(home: Path, cwd: Path) -> None:
+    write(home / ".gemini/settings.json", json.dumps({"model": {"name": "gemini-2.5-pro"}}))
+    assert find(home, cwd).provider == "gemini"
+
+
+def test_gemini_model_is_not_taken_for_another_provider(home: Path, cwd: Path) -> None:
+    write(home / ".gemini/settings.json", json.dumps({"model": {"name": "gemini-2.5-flash"}}))
+    t = find(home, cwd, {"ANTHROPIC_API_KEY": FAKE})
+    assert t.provider == "anthropic" and t.model == "claude-sonnet-4-6"
+
+
+def test_gemini_dotenv_key_and_base_url(home: Path, cwd: Path) -> None:
+    """The `.gemini/.env` Gemini CLI loads gives the key and base URL; a variable set in the shell wins."""
+    write(home / ".gemini/settings.json", json.dumps({"model": {"name": "gemini-2.5-flash"}}))
+    write(home / ".gemini/.env", f"GEMINI_API_KEY={FAKE}\nGOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8791\n")
+    t = find(home, cwd)
+    assert (t.provider, t.model, t.base_url) == ("gemini", "gemini-2.5-flash", "http://127.0.0.1:8791")
+    assert t.api_key == FAKE and t.api_key_env == "GEMINI_API_KEY" and t.sources["key"] == "~/.gemini/.env"
+    assert t.sources["base_url"] == "~/.gemini/.env" and t.client == "gemini"
+    described = describe(t, {}, home, cwd, "linux")
+    assert FAKE not in json.dumps(described) and described["key"]["present"]
+    shell = find(home, cwd, {"GOOGLE_GEMINI_BASE_URL": "https://gw.example", "GEMINI_API_KEY": "shell-key"})
+    assert shell.base_url == "https://gw.example" and shell.api_key == "shell-key"
+    write(cwd / ".gemini/.env", "GEMINI_API_KEY=project-key\n")  # the project's file is loaded instead
+    assert find(home, cwd).api_key == "project-key"

@@ -387,10 +387,41 @@ HTML = "<html><head><meta http-equiv='refresh' content='0; url=http://portal.tes
         ),
         ({("GET", "/health"): (200, {"status": "ok"})}, "llamacpp"),
         ({("GET", "/v1/models"): (200, {"object": "list", "data": [{"id": "gpt-5.5"}]})}, "openai-compatible"),
+        (
+            {
+                ("GET", "/v1/models"): (
+                    200,
+                    {"data": [{"type": "model", "id": "claude-opus-4-7"}], "has_more": False, "first_id": "c"},
+                )
+            },
+            "anthropic-compatible",
+        ),
+        (
+            {
+                ("GET", "/v1/models"): (
+                    400,
+                    {"type": "error", "error": {"type": "invalid_request_error", "message": "anthropic-version"}},
+                )
+            },
+            "anthropic-compatible",
+        ),
+        ({("GET", "/v1/models"): (200, {"models": [{"name": "models/gemini-2.5-pro"}]})}, "gemini-compatible"),
+        ({("GET", "/v1beta/models"): (200, {"models": [{"name": "models/gemini-2.5-pro"}]})}, "gemini-compatible"),
         ({("GET", p): (200, HTML) for p in ("/api/version", "/health", "/info", "/v1/models")}, None),
         ({("GET", "/health"): (503, HTML)}, None),
     ],
-    ids=["vllm", "tgi", "llamacpp", "relay", "captive-portal", "html-503"],
+    ids=[
+        "vllm",
+        "tgi",
+        "llamacpp",
+        "relay",
+        "anthropic-list",
+        "anthropic-error",
+        "gemini-v1",
+        "gemini-v1beta",
+        "captive-portal",
+        "html-503",
+    ],
 )
 def test_probe_identifies_runtimes_and_ignores_html(routes: dict[tuple[str, str], Any], kind: str | None) -> None:
     import httpx
@@ -400,6 +431,10 @@ def test_probe_identifies_runtimes_and_ignores_html(routes: dict[tuple[str, str]
     with JsonServer(routes) as server, httpx.Client(timeout=5) as client:
         info = probe_server(client, None, server.url)
     assert (info.kind if info else None) == kind
+    if info is not None and kind != "openai-compatible":  # the shape it saw, never "OpenAI-compatible" (#34)
+        assert "OpenAI" not in info.name
+    if kind == "gemini-compatible":
+        assert info is not None and info.available_models == ["gemini-2.5-pro"]
 
 
 def test_local_relay_target_keeps_local_facts_as_context(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -276,3 +276,34 @@ def test_a_named_file_is_read_whole_and_since_applies_when_given(tmp_path: Path)
     _write(home / ".codex/log/codex-tui.log", log.read_text(encoding="utf-8"))
     found = run_logs([], since=None, env={}, home=home, platform="linux", now=NOW)
     assert found.doc["since"] is not None and found.doc["older_than_since"] == 1
+
+
+GEMINI_REPORTS = Path(__file__).parent / "data/clients/gemini-cli"
+
+
+def test_gemini_error_reports_in_the_temp_folder_are_discovered(tmp_path: Path) -> None:
+    """Gemini CLI writes a failure only to `$TMPDIR/gemini-client-error-*.json` (issue #34): `logs` with no
+    path reads the ones written within the window, and only those."""
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    overload = sorted(GEMINI_REPORTS.glob("gemini-client-error-*.json"))[0]
+    _write(tmp / overload.name, overload.read_text(encoding="utf-8"))
+    _write(tmp / "gemini-client-error-Turn.run-sendMessageStream-old.json", overload.read_text(), age_days=30)
+    _write(tmp / "unrelated-report.json", '{"error":{"message":"You have exhausted your daily quota"}}')
+    env = {"TMPDIR": str(tmp)}
+    now = datetime.now(timezone.utc)
+    run = run_logs([], since="24h", env=env, home=home, platform="linux", now=now)
+    assert [d["path"] for d in run.doc["discovered"]] == [str(tmp / overload.name)]
+    assert run.doc["discovered"][0]["client"] == "gemini-cli"
+    assert run.verdict.cause == "capacity"
+    assert len(discovery.discover(env, home, "linux")) == 2  # no window: every report, oldest first
+
+
+def test_gemini_reports_follow_node_tmpdir(tmp_path: Path) -> None:
+    assert discovery.temp_dir({"TMPDIR": "/var/folders/x/T/"}, "darwin") == Path("/var/folders/x/T")
+    assert discovery.temp_dir({}, "linux") == Path("/tmp")
+    assert discovery.temp_dir({"TEMP": "C:\\Users\\me\\AppData\\Local\\Temp"}, "win32").name.endswith("Temp")
+    for i in range(discovery.REPORTS_KEPT + 3):
+        _write(tmp_path / f"gemini-client-error-general-{i:03d}.json", "{}", age_days=1 - i / 1000)
+    kept = discovery.gemini_reports({"TMPDIR": str(tmp_path)}, "linux")
+    assert len(kept) == discovery.REPORTS_KEPT and kept[-1].name.endswith("052.json")

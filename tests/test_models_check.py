@@ -215,13 +215,17 @@ def test_html_where_json_expected_is_network(sim: Any, home: Path) -> None:
     assert (Cause.NETWORK, Strength.STRONG) in by_cause(result)
 
 
-def test_dead_loopback_base_url_is_client_naming_the_source(home: Path) -> None:
+def test_dead_loopback_base_url_is_a_local_refusal_naming_the_source(home: Path) -> None:
+    """One reading of a loopback base URL nobody serves (issue #34): network, the verdict's `local_refused`."""
+    from capdoctor.verdict.weighing import refused_locally
+
     url = f"http://127.0.0.1:{free_port()}"
     result = ModelsCheck().run(
         ctx_for(url, "anthropic", "claude-opus-4-7", home, sources={"base_url": "env ANTHROPIC_BASE_URL"})
     )
-    client = [f for f in result.findings if f.cause is Cause.CLIENT and f.strength is Strength.STRONG]
+    client = [f for f in result.findings if f.cause is Cause.NETWORK and f.strength is Strength.STRONG]
     assert client, result.findings
+    assert refused_locally(client[0])
     assert "env ANTHROPIC_BASE_URL" in client[0].message
     assert any(s.command == "unset ANTHROPIC_BASE_URL" for s in client[0].next_steps)
     assert result.data["requests"] == 1  # refused: nothing more to learn by repeating

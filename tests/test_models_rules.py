@@ -209,9 +209,12 @@ def _alt_model_step(findings: list[Finding]) -> None:
 
 
 def _unset_step(findings: list[Finding]) -> None:
-    (client,) = [f for f in findings if (f.cause, f.strength) == CLI_STRONG]
-    assert "env ANTHROPIC_BASE_URL" in client.message
-    assert client.next_steps[-1].command == "unset ANTHROPIC_BASE_URL"
+    from capdoctor.verdict.weighing import refused_locally
+
+    (local,) = [f for f in findings if (f.cause, f.strength) == NET_STRONG]
+    assert refused_locally(local)  # the verdict's `local_refused` reading, as the paths check's (#34)
+    assert "env ANTHROPIC_BASE_URL" in local.message
+    assert local.next_steps[-1].command == "unset ANTHROPIC_BASE_URL"
 
 
 def _close_match(findings: list[Finding]) -> None:
@@ -499,7 +502,7 @@ CASES = [
     ),
     # --- connection failures
     Case(
-        "refused at a loopback base URL from the env → client strong, unset the variable",
+        "refused at a loopback base URL from the env → network strong (a local refusal), unset the variable",
         lambda: evidence(
             primary("claude-opus-4-7", conn("refused", LOOPBACK)),
             base_url=LOOPBACK,
@@ -507,8 +510,8 @@ CASES = [
             source="env ANTHROPIC_BASE_URL",
         ),
         Status.FAIL,
-        has=(CLI_STRONG, CLI_CONTEXT),
-        lacks=(NET_STRONG, CAP_MOD),
+        has=(NET_STRONG, CLI_CONTEXT),
+        lacks=(CLI_STRONG, CAP_MOD),
         summary="fails (refused)",
         extra=_unset_step,
     ),

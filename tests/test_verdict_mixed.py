@@ -55,7 +55,15 @@ def codex_rollout_capacity_with_one_usage_limit() -> str:
                 {"timestamp": ago(minutes), "type": "event_msg", "payload": {"type": "stream_error", "message": msg}}
             )
         )
-        out.append(_compact({"timestamp": ago(minutes - 1), "type": "event_msg", "payload": {"type": "task_complete"}}))
+        out.append(
+            _compact(
+                {
+                    "timestamp": ago(minutes - 1),
+                    "type": "event_msg",
+                    "payload": {"type": "task_complete", "last_agent_message": "done"},
+                }
+            )
+        )
         if i == 2:
             limit = "You've hit your usage limit. Upgrade to Pro or try again in 2 hours."
             out.append(

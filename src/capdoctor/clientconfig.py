@@ -7,7 +7,8 @@ the file, and the line where known, when it cannot be read or is not valid TOML/
 Codex `$CODEX_HOME/config.toml` (`model`, `model_provider`, the active `[model_providers.*]` table with
 `base_url`/`env_key`/`wire_api`/`query_params`, `openai_base_url`) and `$CODEX_HOME/.env`; Claude Code
 `settings.json` (user, project, project local: the `env` block and `model`); Gemini CLI
-`~/.gemini/settings.json` (`model`). `read_text` and `parse_toml` also read capdoctor's own file.
+`~/.gemini/settings.json` (`model`) and the `.gemini/.env` it loads (project, else user). `read_text` and
+`parse_toml` also read capdoctor's own file.
 
 Why values of the wrong type are not parse errors: the clients mostly ignore them, so the parsers keep them
 out of the values and record them in `problems` (file and line included); strict callers (target
@@ -176,6 +177,12 @@ def claude_settings_paths(env: Mapping[str, str], home: Path, cwd: Path) -> list
 def gemini_settings_path(home: Path) -> Path:
     """Gemini CLI's user settings."""
     return home / ".gemini" / "settings.json"
+
+
+def gemini_env_paths(home: Path, cwd: Path) -> list[Path]:
+    """The `.gemini/.env` files Gemini CLI loads, in the order it looks (the first that exists is loaded; a
+    variable already set in the environment is kept): the project's, then the user's."""
+    return [cwd / ".gemini" / ".env", home / ".gemini" / ".env"]
 
 
 # -- pure parsers ---------------------------------------------------------------------------------------------

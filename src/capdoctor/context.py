@@ -31,7 +31,7 @@ class Target:
     output. `sources` maps a field name (`provider`, `base_url`, `model`, `key`…) to a human source
     such as `flag --base-url`, `env OPENAI_BASE_URL` or `~/.codex/config.toml`.
     `wire_api` is `"chat"` or `"responses"` when known (Codex config `wire_api`), else None.
-    `client` names the AI client whose own settings supplied values of this target (`codex`, `claude`), None
+    `client` names the AI client whose own settings supplied values of this target (`codex`, `claude`, `gemini`), None
     when flags, the environment or capdoctor.toml named it all: one source for "which client is in use".
     """
 

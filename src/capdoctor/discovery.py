@@ -2,7 +2,8 @@
 
 Contract: `discover(flags, env, home, cwd, platform)` resolves every field of a `Target` in one fixed order —
 flags → `capdoctor.toml` (project dir, then the user config dir) → environment variables → the clients' own
-config (Codex `$CODEX_HOME/config.toml`, Claude Code `~/.claude/settings.json` `env` block) → the provider's
+config (Codex `$CODEX_HOME/config.toml`, Claude Code `~/.claude/settings.json` `env` block and `model`, Gemini
+CLI `~/.gemini/settings.json` `model` and the `.gemini/.env` it loads) → the provider's
 defaults — and records a human source for each (`flag --base-url`, `env ANTHROPIC_BASE_URL`,
 `~/.codex/config.toml`). `describe()` reports the effective values with their sources for `capdoctor config`,
 the options with theirs, the key's variable, whether it is set, where its name came from and its shape
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +38,12 @@ from capdoctor.clientconfig import (
     claude_dir,
     claude_settings_paths,
     codex_config_path,
+    gemini_env_paths,
     gemini_settings_path,
     line_of,
     read_claude_settings,
     read_codex_config,
+    read_dotenv,
     read_gemini_settings,
     show,
     type_problem,
@@ -229,9 +232,35 @@ def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]
     return layer, provider
 
 
+CLIENT_MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "opusplan", "default", "best", "auto"})
+"""Model names a client resolves itself (Claude Code's `sonnet`, Gemini CLI's `auto`): never a target model,
+since the provider knows no such model; the provider's default stands in."""
+
+
+CLIENT_MODEL_SUFFIX = re.compile(r"\[[\w.-]{1,16}\]$")
+"""A client's option written after the model (Claude Code's `claude-sonnet-4-6[1m]`: the 1M-token context)."""
+
+
+def _client_model(setting: Setting | None) -> Setting | None:
+    """A client file's `model` setting when it names a model the provider can be asked about (a client's
+    option suffix such as `[1m]` dropped, since the provider knows the model without it)."""
+    if setting is None or value_problem("model", setting.value):
+        return None
+    name = CLIENT_MODEL_SUFFIX.sub("", setting.value.strip())
+    if not name or name.lower() in CLIENT_MODEL_ALIASES:
+        return None
+    return setting if name == setting.value else replace(setting, value=name)
+
+
 def _claude_layer(env: Mapping[str, str], home: Path, cwd: Path) -> tuple[Layer, dict[str, Setting]]:
-    """Claude Code's settings `env` blocks (user, project, project local); returns the layer and the key entries."""
+    """Claude Code's settings files (user, project, project local): their `env` blocks and `model`; returns the
+    layer and the key entries.
+
+    The model is Claude Code's own order: `ANTHROPIC_MODEL` (an `env` block) before the `model` setting, the
+    later file winning within each.
+    """
     merged: dict[str, Setting] = {}
+    model: Setting | None = None
     for path in claude_settings_paths(env, home, cwd):
         try:
             settings = read_claude_settings(path, home)
@@ -240,14 +269,54 @@ def _claude_layer(env: Mapping[str, str], home: Path, cwd: Path) -> tuple[Layer,
         if settings is None:
             continue
         merged.update(settings.env_map())
+        model = _client_model(settings.model) or model
     layer = Layer()
     anthropic = [s for name, s in merged.items() if name.startswith("ANTHROPIC_")]
     if anthropic:
         layer.set("provider", "anthropic", anthropic[0].source)
+    elif model is not None:
+        layer.set("provider", "anthropic", model.source)
     for key, name in (("base_url", "ANTHROPIC_BASE_URL"), ("model", "ANTHROPIC_MODEL")):
         if name in merged and not value_problem(key, merged[name].value):
             layer.set(key, merged[name].value, merged[name].source)
+    if "model" not in layer.values and model is not None:
+        layer.set("model", model.value, model.source)
     return layer, {k: s for k, s in merged.items() if k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+
+
+GEMINI_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+"""The key variables Gemini CLI reads, also from its `.gemini/.env`."""
+
+
+def _gemini_layer(home: Path, cwd: Path) -> tuple[Layer, dict[str, Setting]]:
+    """Gemini CLI's `~/.gemini/settings.json` model (`model.name`, or a legacy `model` string) and the base URL
+    and key of the `.gemini/.env` it loads (the first that exists); returns the layer and the key entries."""
+    layer = Layer()
+    dotenv: dict[str, Setting] = {}
+    for path in gemini_env_paths(home, cwd):
+        try:
+            found = read_dotenv(path, home, strict=False)
+        except ClientConfigError:
+            continue
+        if found is not None:
+            dotenv = {s.name: s for s in found}
+            break
+    base = dotenv.get("GOOGLE_GEMINI_BASE_URL")
+    if base is not None and not value_problem("base_url", base.value):
+        layer.set("base_url", base.value, base.source)
+    keys = {k: s for k, s in dotenv.items() if k in GEMINI_KEY_ENVS and s.value}
+    try:
+        settings = read_gemini_settings(gemini_settings_path(home), home)
+    except ClientConfigError:
+        settings = None  # reported by the client check and `capdoctor config`
+    model = _client_model(settings.model if settings is not None else None)
+    if model is not None:
+        layer.set("provider", "gemini", model.source)
+        layer.set("model", model.value, model.source)
+    elif keys:
+        first = next(iter(keys.values()))
+        layer.set("provider", "gemini", first.source)
+    return layer, keys
 
 
 def _guess_from_url(url: str | None) -> str | None:
@@ -298,6 +367,7 @@ def discover(
     explicit = [flag, *tomls]
     codex, codex_provider = _codex_layer(env, home)
     claude, claude_keys = _claude_layer(env, home, cwd)
+    gemini, gemini_keys = _gemini_layer(home, cwd)
 
     def pick(key: str, layers: list[Layer]) -> tuple[Any, str]:
         return _first(*[(lay.values.get(key), lay.sources.get(key, "")) for lay in layers])
@@ -325,6 +395,8 @@ def discover(
             provider, p_src = codex_provider, codex.sources["provider"]
         if not provider and claude.values.get("provider"):
             provider, p_src = "anthropic", claude.sources["provider"]
+        if not provider and gemini.values.get("provider"):
+            provider, p_src = "gemini", gemini.sources["provider"]
         if not provider and (url or model):
             provider, p_src = "openai-compatible", "inferred (base URL of an unknown host)"
         if not provider:
@@ -337,6 +409,8 @@ def discover(
         client_layers.append(codex)
     if provider == "anthropic":
         client_layers.append(claude)
+    if provider == "gemini":
+        client_layers.append(gemini)
     env_layer = Layer()
     for var in adapter.base_url_envs:
         value = env.get(var)
@@ -389,15 +463,24 @@ def discover(
                 if var in claude_keys and claude_keys[var].value:
                     key_env, api_key, sources["key"] = var, claude_keys[var].value, claude_keys[var].source
                     break
+        if not api_key and provider == "gemini":
+            for var in GEMINI_KEY_ENVS:
+                if var in gemini_keys:
+                    key_env, api_key, sources["key"] = var, gemini_keys[var].value, gemini_keys[var].source
+                    break
     problem = url_problem(str(base_url))
     if problem:  # every source was checked on the way in; this guards the defaults and future sources
         raise UsageError(f"base URL {base_url!r} ({sources['base_url']}) {problem}")
     extra: dict[str, Any] = {"api_version": api_version} if api_version else {}
     used = set(sources.values())
     claude_files = {*claude.sources.values(), *(s.source for s in claude_keys.values())}
-    client = next(
-        (cid for cid, files in (("codex", set(codex.sources.values())), ("claude", claude_files)) if used & files), None
+    gemini_files = {*gemini.sources.values(), *(s.source for s in gemini_keys.values())}
+    client_files = (
+        ("codex", set(codex.sources.values())),
+        ("claude", claude_files),
+        ("gemini", gemini_files),
     )
+    client = next((cid for cid, files in client_files if used & files), None)
     return Target(
         provider=provider,
         base_url=str(base_url),
@@ -501,6 +584,11 @@ def describe(
             "kind": "claude-code",
             "exists": (claude_dir(env, home) / "settings.json").exists(),
         },
+        {
+            "path": show(gemini_settings_path(home), home),
+            "kind": "gemini-cli",
+            "exists": gemini_settings_path(home).exists(),
+        },
     ]
     exports = shell_exports(home)
     out: dict[str, Any] = {
@@ -523,7 +611,7 @@ def describe(
             {
                 "kind": "no_target",
                 "message": "No target found: pass --provider/--base-url/--model, "
-                "set a provider key (e.g. OPENAI_API_KEY), or configure Codex or Claude Code.",
+                "set a provider key (e.g. OPENAI_API_KEY), or configure Codex, Claude Code or Gemini CLI.",
             }
         )
         return out
@@ -551,7 +639,7 @@ def describe(
             findings.append(
                 {
                     "kind": "dead_loopback",
-                    "cause": "client",
+                    "cause": "network",
                     "source": src.get("base_url"),
                     "message": f"Nothing listens at {target.base_url} (from {src.get('base_url')}): a "
                     "stale base URL or a stopped local server/relay makes every request fail "

@@ -68,7 +68,7 @@ def run_logs(
     cutoff = parse_since(since or (DEFAULT_SINCE if not named and discover_when_empty else "all"), now)
     discovered: list[tuple[str, Path]] = []
     if not named and discover_when_empty:
-        discovered = discovery.discover(env, home, platform)
+        discovered = discovery.discover(env, home, platform, cutoff.timestamp() if cutoff else None)
     srcs, skipped = sources.expand(named, since_ts=cutoff.timestamp() if cutoff else None)
     named_paths = {s.path for s in srcs} | {s.path for s in skipped}
     if discovered:

@@ -264,7 +264,7 @@ def _dead_base_urls(
             )
             out.append(
                 Finding(
-                    Cause.CLIENT,
+                    Cause.NETWORK,  # the verdict's `local_refused` reading, like the paths and models checks'
                     strength,
                     message,
                     data={"path" if "/" in where else "variable": where, "base_url": url},

@@ -15,8 +15,8 @@ findings, encoding the source articles' rules:
 - everything fails otherwise → the signatures' own cause (quota, account, client…), not capacity;
 - the model list decides client vs account for "model not found": not listed → client (strong), listed
   but refused → account (moderate); under `--no-inference` the list is the whole story;
-- no HTTP answer, an HTML page or a cut stream → network; a dead loopback base URL → client (the stale
-  setting is named with its source);
+- no HTTP answer, an HTML page or a cut stream → network; a dead loopback base URL → network too (the local
+  server is not running; the stale setting is named with its source), the verdict's `local_refused` reading;
 - the key first: a key variable that was named but is unset or empty, or a missing, blank, templated or
   other-provider key that the provider refuses → client (strong), naming the variable, where its name came
   from and the key's shape; the 401/403 it causes is then context, not an account verdict.
@@ -198,7 +198,9 @@ def _not_listed_steps(model: str, listed: Sequence[str]) -> tuple[NextStep, ...]
 
 
 def _connection_findings(ev: Evidence) -> list[Finding]:
-    """No HTTP answer: a dead loopback base URL is the client's stale setting, anything else the network."""
+    """No HTTP answer: network. A loopback base URL nothing listens on is named as such (the local server is not
+    running, or the setting is stale), in the words the verdict's `local_refused` fact reads, so that the models,
+    paths and client checks and the verdict give one reading of it."""
     from capdoctor.hosts import is_loopback
 
     failed = [ex for ex in ev.exchanges if ex.connection_failed]
@@ -225,11 +227,11 @@ def _connection_findings(ev: Evidence) -> list[Finding]:
             )
         return [
             Finding(
-                Cause.CLIENT,
+                Cause.NETWORK,
                 Strength.STRONG,
-                f"Nothing is listening at the base URL {ev.target.base_url} (from {src}): a stale "
-                "local base URL or a stopped local server, not the provider.",
-                {**data, "source": src},
+                f"Nothing is listening at the base URL {ev.target.base_url} (from {src}; connection refused): "
+                "the local server or relay is not running, or the base URL is stale — not the provider.",
+                {**data, "source": src, "base_url": ev.target.base_url},
                 tuple(steps),
             )
         ]

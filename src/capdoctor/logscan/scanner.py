@@ -92,7 +92,7 @@ _RETRY = outcomes.retry_pattern()
 MODEL_RE = re.compile(
     r"(?<![\w.-])((?:gpt|o[134]|chatgpt|codex)-[\w.:-]*\w|o[134](?:-mini|-pro)?(?=[\s,;\"')])|"
     r"claude-[\w.:-]*\w|gemini-[\w.:-]*\w|(?:llama|qwen|deepseek|mistral|mixtral|kimi|moonshot|grok|glm|"
-    r"phi|gemma)[\w.:/-]*\w)",
+    r"phi|gemma)[\w.:/-]*\w)(?![\w.:-]*[/\\])",  # a folder of a path (`~/gpt-5-tests/`) names no model
     re.IGNORECASE,
 )
 _MODEL_FIELD = re.compile(r"[\"']?model[\"']?\s*[:=]\s*[\"'`]?([A-Za-z0-9][\w.:/-]{1,80})", re.IGNORECASE)
@@ -520,7 +520,7 @@ def judge(text: str, ids: Collection[int]) -> Facts:
     the engine read of the text's digits (`Engine.read`), for `judge_like`."""
     found, hit, reading = classifier().read(text, ids)
     matches = relevant(found)
-    if not matches:
+    if not matches or outcomes.quiet(text):  # a client's metadata record is never an error (`[[quiet]]`)
         return Facts(text, (), (), 0, False, reading=reading)
     lower = folded(text)
     hint, free = _hint_and_free(text, lower)

@@ -6,13 +6,16 @@ returns None when the text holds none. The scanner asks it only when it placed n
 (`scanner.scan`, `scanner.scan_bytes`: `ScanResult.unplaced`), over a bounded head of each input, so `none` is
 said only of a text with no error in it, and an error capdoctor cannot place is `inconclusive`
 (`verdict.decision`), naming what it did recognise. A line a program logged at INFO or DEBUG is its chatter and
-holds no mark (as the words layer's `quiet_levels` in `classifier/words.toml`); a stack frame marks a stack trace
-wherever it stands. Pure text work: no I/O, no classifier, no clock.
+holds no mark (as the words layer's `quiet_levels` in `classifier/words.toml`), nor does a client's metadata
+record (a `[[quiet]]` row of `outcomes.toml`: a Codex rollout's `session_meta` holds its instructions' words); a
+stack frame marks a stack trace wherever it stands. Pure text work: no I/O, no classifier, no clock.
 """
 
 from __future__ import annotations
 
 import re
+
+from capdoctor.logscan.outcomes import quiet
 
 HEAD_BYTES = 1 << 20
 """How much of each input is read for the marks (the head of a quiet log; a paste is read whole)."""
@@ -78,13 +81,13 @@ MARKS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 def describe(text: str) -> str | None:
     """The first recognised mark of an error in `text`, named (`an exception (KeyError)`), or None."""
-    lines = text.splitlines()
+    lines = [line for line in text.splitlines() if not quiet(line)]  # a client's metadata holds no mark
     spoken = [line for line in lines if not QUIET.search(line)]
     for pattern, name in MARKS:
         for line in spoken if name == "an error" else lines:  # a bare word in chatter is no error
             found = pattern.search(line)
             if found:
                 return name.format(*(g for g in found.groups() if g))
-    if FRAME.search(text):
+    if FRAME.search("\n".join(lines)):
         return "a stack trace"
     return None

@@ -2,7 +2,10 @@
 
 Contract: `candidates()` lists the base URLs worth probing (the Ollama base from options/OLLAMA_HOST, the
 target when it is local, each runtime's default port); `probe_server()` identifies what answers there with
-a few tiny GETs (Ollama `/api/version` and `/api/ps`, `/health`, TGI `/info`, `/v1/models`);
+a few tiny GETs (Ollama `/api/version` and `/api/ps`, `/health`, TGI `/info`, `/v1/models`, and Gemini's
+`/v1beta/models` where `/v1/models` is not found); a server no runtime's answer identifies is named by the API
+shape it answered in (OpenAI's `data` list, Anthropic's `has_more` list or `{"type":"error"}` body, Gemini's
+`models` list), never called OpenAI-compatible for an Anthropic or Gemini answer;
 `ollama_load()` asks Ollama to load the target model with an empty chat (no tokens generated), which is
 where "model requires more system memory" appears. Parsers (`parse_ollama_ps`, `error_text`) are pure.
 Must not probe anything but the given bases, must not generate tokens, must not raise for a closed port or a
@@ -47,7 +50,14 @@ SERVERS: tuple[ServerKind, ...] = (
 )
 """Default ports (platform-facts E.1–E.5; TGI's launcher port is unconfirmed, Docker maps it anywhere)."""
 
-KIND_NAMES = {k.id: k.name for k in SERVERS} | {"openai-compatible": "OpenAI-compatible local server"}
+SHAPE_NAMES = {
+    "openai-compatible": "OpenAI-compatible local server",
+    "anthropic-compatible": "Anthropic-compatible local server",
+    "gemini-compatible": "Gemini-API-compatible local server",
+}
+"""An unidentified server, named by the API shape it answered in (a relay, a gateway, a fake provider)."""
+
+KIND_NAMES = {k.id: k.name for k in SERVERS} | SHAPE_NAMES
 
 OTHER_LOCAL_HOSTS = frozenset({"0.0.0.0", "host.docker.internal"})
 """Hosts that are this machine without being loopback names (see `capdoctor.hosts` for those)."""
@@ -237,11 +247,54 @@ def probe_server(client: httpx.Client, hint: str | None, base: str) -> ServerInf
             kind = hint if hint in ("vllm", "lmstudio") else "vllm"
             return ServerInfo(kind, base, available_models=_model_ids(get("/v1/models")))
     models = get("/v1/models")
-    listing = _json(models) if models is not None and models.status_code == 200 else None
-    if isinstance(listing, dict) and isinstance(listing.get("data"), list):
-        kind = hint if hint in ("lmstudio", "vllm") else "openai-compatible"
+    answer = _json(models) if models is not None else None
+    listing = answer if models is not None and models.status_code == 200 else None
+    shape = api_shape(listing) if isinstance(listing, dict) else None
+    if shape == "openai-compatible":
+        kind = hint if hint in ("lmstudio", "vllm") else shape
         return ServerInfo(kind, base, available_models=_model_ids(models))
+    if shape == "anthropic-compatible":
+        return ServerInfo(shape, base, available_models=_model_ids(models))
+    if shape == "gemini-compatible" and isinstance(listing, dict):
+        return ServerInfo(shape, base, available_models=_gemini_ids(listing))
+    if _anthropic_error(answer):  # Anthropic's error body (`/v1/models` without an `anthropic-version` header)
+        return ServerInfo("anthropic-compatible", base)
+    if models is not None and models.status_code == 404:  # Gemini's API lists its models under v1beta
+        beta = get("/v1beta/models")
+        blisting = _json(beta) if beta is not None and beta.status_code == 200 else None
+        if isinstance(blisting, dict) and api_shape(blisting) == "gemini-compatible":
+            return ServerInfo("gemini-compatible", base, available_models=_gemini_ids(blisting))
     return None
+
+
+def api_shape(listing: Mapping[str, Any]) -> str | None:
+    """The API shape of a model listing: `openai-compatible` (`data`, `object: list`), `anthropic-compatible`
+    (`data` of `type: model` entries, `has_more`), `gemini-compatible` (`models` named `models/…`), else None."""
+    data = listing.get("data")
+    if isinstance(data, list):
+        typed = any(isinstance(m, dict) and m.get("type") == "model" for m in data)
+        if "has_more" in listing or "first_id" in listing or (typed and "object" not in listing):
+            return "anthropic-compatible"
+        return "openai-compatible"
+    entries = listing.get("models")
+    if isinstance(entries, list) and any(
+        isinstance(m, dict) and str(m.get("name", "")).startswith("models/") for m in entries
+    ):
+        return "gemini-compatible"
+    return None
+
+
+def _anthropic_error(body: Any) -> bool:
+    """Whether `body` is Anthropic's error object: `{"type": "error", "error": {"type": …, "message": …}}`."""
+    return isinstance(body, dict) and body.get("type") == "error" and isinstance(body.get("error"), dict)
+
+
+def _gemini_ids(listing: Mapping[str, Any]) -> list[str]:
+    entries = listing.get("models")
+    rows = entries if isinstance(entries, list) else []
+    return [
+        str(m["name"]).removeprefix("models/") for m in rows if isinstance(m, dict) and isinstance(m.get("name"), str)
+    ]
 
 
 def _model_ids(resp: httpx.Response | None) -> list[str]:
