@@ -208,5 +208,5 @@ def sampled_ids(sample: Sequence[tuple[str, int]]) -> list[str]:
                 line = fh.readline(8192).decode("utf-8", "replace")
         except OSError:
             continue
-        out += [redact_text(r) for r in find_request_ids(line) if redact_text(r) not in out]
+        out += [rid for rid in map(redact_text, find_request_ids(line)) if rid not in out]
     return out[:5]

@@ -242,8 +242,8 @@ def raw_confidence(top: float, total: float) -> float:
 def decide(results: Sequence[CheckResult], client: ClientInUse | None = None) -> Verdict:
     """Weigh every finding of `results` and name the cause (or `none` / `inconclusive`) and every other cause
     present; the next steps are fitted to `client` (None: left as the findings wrote them)."""
-    verdict = _weigh(results)
     facts = measured(results)
+    verdict = _weigh(results, facts)
     return replace(verdict, next_steps=dedupe([fit_step(s, client) for s in verdict.next_steps], facts))
 
 
@@ -282,7 +282,7 @@ def _also(
     return tuple(out)
 
 
-def _weigh(results: Sequence[CheckResult]) -> Verdict:
+def _weigh(results: Sequence[CheckResult], facts: frozenset[str]) -> Verdict:
     """The verdict as the evidence gives it, with the findings' own next steps (before any client fitting)."""
     scores, scene = weigh(results)
     ranking = tuple(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -293,7 +293,6 @@ def _weigh(results: Sequence[CheckResult]) -> Verdict:
     if top <= 0:
         return _nothing(results, ranking)
 
-    facts = measured(results)
     raw = raw_confidence(top, total)
     evidence = _evidence(results, top_cause)
     evidence_lines = tuple(f"[{check}] {f.message}" for f, check in evidence)
