@@ -278,9 +278,8 @@ def summary(cause: str, facts: frozenset[str]) -> str:
 
 def generic_steps(cause: str, facts: frozenset[str]) -> list[NextStep]:
     """The steps a fact calls for, then the cause's generic steps (those the facts rule out go in `dedupe`)."""
-    return [step for (c, fact), step in FACT_STEPS.items() if c == cause and fact in facts] + list(
-        CAUSE_TEXT[cause].steps
-    )
+    called = [step for (c, fact), step in FACT_STEPS.items() if c == cause and fact in facts]
+    return [*called, *CAUSE_TEXT[cause].steps]
 
 
 def dedupe(steps: Sequence[NextStep], facts: frozenset[str] = frozenset(), limit: int = 6) -> tuple[NextStep, ...]:
