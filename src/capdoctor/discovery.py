@@ -385,6 +385,11 @@ def discover(
             (_guess_from_key_env(key_env), f"{key_src} (name)"),
         ]
         provider, p_src = _first(*guesses)
+        codex_key = codex.values.get("api_key_env")
+        if not provider and codex_provider and codex.values.get("base_url") and codex_key and env.get(codex_key):
+            # a key variable that Codex's own provider names (`env_key`) is that provider's key, not a sign that
+            # the user talks to the provider the variable is usually for (OPENAI_API_KEY to a local relay)
+            provider, p_src = codex_provider, codex.sources["provider"]
         if not provider:
             for name, variables in env_markers():
                 hit = next((v for v in variables if env.get(v)), None)
