@@ -163,7 +163,8 @@ def _stream(
     if framing == "sse":
         out.headers["content-type"] = SSE_TYPE
         out.headers["cache-control"] = "no-cache"
-        frames = [payloads.sse(e) for e in events]
+        # Google's API ends a failing stream with its error object bare (the @google/genai SDK reads it so)
+        frames = [_json_bytes(e[1]) + b"\n" if _bare_error(shape, e) else payloads.sse(e) for e in events]
     elif framing == "ndjson":
         out.headers["content-type"] = "application/x-ndjson"
         frames = [payloads.ndjson(e) for e in events]
@@ -175,6 +176,11 @@ def _stream(
     out.frames = frames
     out.cut = cut
     return out
+
+
+def _bare_error(shape: str, event: payloads.Event) -> bool:
+    """Whether this stream event is sent as a bare JSON object rather than an SSE frame (Gemini's error)."""
+    return shape == "gemini" and isinstance(event[1], dict) and "error" in event[1]
 
 
 def _catalog(shape: str) -> tuple[str, tuple[str, ...]]:
