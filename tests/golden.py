@@ -135,7 +135,9 @@ def build(tmp: Path) -> dict[str, dict[str, Any]]:
 
 def lines(part: dict[str, Any]) -> str:
     """One JSON line per item, sorted by name: a diff of two goldens reads text by text."""
-    return "".join(json.dumps({"name": k, "out": part[k]}, ensure_ascii=False, sort_keys=True) + "\n" for k in sorted(part))
+    return "".join(
+        json.dumps({"name": k, "out": part[k]}, ensure_ascii=False, sort_keys=True) + "\n" for k in sorted(part)
+    )
 
 
 def read(name: str) -> dict[str, Any]:
