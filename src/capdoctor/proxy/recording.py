@@ -40,7 +40,7 @@ NETWORK_KINDS = frozenset({"refused", "timeout", "reset", "tls", "connect", "cut
 
 def _error_text(obs: Observed) -> str | None:
     """The provider's words for the failure (`code (type): message` where the engine finds fields), whole."""
-    from capdoctor.signatures import extract_error
+    from capdoctor.classifier.signatures import extract_error
 
     raw = obs.error_event or obs.error_body
     if raw:
@@ -73,7 +73,7 @@ def judge(obs: Observed) -> RoundRecord:
     failed = False
     if obs.outcome == "upstream_failed":
         failed, kind, cause = True, obs.failure_kind or "connect", "network"
-        from capdoctor.signatures import classify
+        from capdoctor.classifier.signatures import classify
 
         # the engine's row for the transport failure (a reset, a refusal, a timeout), so that history
         # weighs it as it weighs the same words in a log
@@ -86,7 +86,7 @@ def judge(obs: Observed) -> RoundRecord:
         if "text/html" in obs.content_type.lower():
             kind = "html"
         text = obs.error_event or obs.error_body or ""
-        from capdoctor.signatures import classify
+        from capdoctor.classifier.signatures import classify
 
         matches = classify(
             text,
