@@ -71,7 +71,9 @@ def bin_dir() -> Path:
     override = ENV.get("CAPDOCTOR_CLIENTS_BIN")
     if override:
         return Path(override)
-    key = hashlib.sha256(PINS.read_bytes()).hexdigest()[:12]
+    lines = PINS.read_text(encoding="utf-8").splitlines()
+    pinned = "".join(f"{line}\n" for line in lines if not line.startswith("#") and len(line.split()) == 3)
+    key = hashlib.sha256(pinned.encode()).hexdigest()[:12]
     return CACHE / f"clients-{key}" / "node_modules" / ".bin"
 
 
