@@ -323,15 +323,6 @@ def _gemini_layer(home: Path, cwd: Path) -> tuple[Layer, dict[str, Setting]]:
     return layer, keys
 
 
-def _guess_from_url(url: str | None) -> str | None:
-    host = host_of(url) if url else ""
-    return provider_for_host(host) if host else None
-
-
-def _guess_from_model(model: str | None) -> str | None:
-    return provider_for_model(model) if model else None
-
-
 def _guess_from_key_env(name: str | None) -> str | None:
     if not name:
         return None
@@ -405,17 +396,17 @@ def _provider(explicit: list[Layer], env: Mapping[str, str], clients: _Clients) 
     url, url_src = _pick("base_url", explicit)
     model, model_src = _pick("model", explicit)
     key_env, key_src = _pick("api_key_env", explicit)
+    host = host_of(url) if url else ""
     provider, p_src = _first(
-        (_guess_from_url(url), f"{url_src} (host)"),
-        (_guess_from_model(model), f"{model_src} (name)"),
+        (provider_for_host(host) if host else None, f"{url_src} (host)"),
+        (provider_for_model(model) if model else None, f"{model_src} (name)"),
         (_guess_from_key_env(key_env), f"{key_src} (name)"),
     )
     if provider:
         return str(provider), p_src
-    for name, variables in env_markers():
-        hit = next((v for v in variables if env.get(v)), None)
-        if hit:
-            return name, f"env {hit}"
+    hit = next(((name, v) for name, variables in env_markers() for v in variables if env.get(v)), None)
+    if hit:
+        return hit[0], f"env {hit[1]}"
     for layer in (clients.codex, clients.claude, clients.gemini):
         if layer.values.get("provider"):
             return str(layer.values["provider"]), layer.sources["provider"]
@@ -455,11 +446,8 @@ def _key(
     key_env, key_src = _pick("api_key_env", layers)
     if key_env:
         api_key = env.get(str(key_env)) or None
-        return (
-            str(key_env),
-            api_key,
-            {"key": f"env {key_env}" + ("" if api_key else " (not set)"), "api_key_env": key_src},
-        )
+        set_ = "" if api_key else " (not set)"
+        return str(key_env), api_key, {"key": f"env {key_env}{set_}", "api_key_env": key_src}
     var = next((v for v in adapter.key_envs if env.get(v)), None)
     if var:
         return var, env[var], {"key": f"env {var}"}
@@ -553,15 +541,8 @@ def client_file_problems(env: Mapping[str, str], home: Path, cwd: Path) -> list[
     out: list[dict[str, Any]] = []
 
     def broken(source: str, message: str) -> None:
-        out.append(
-            {
-                "kind": "client_config_broken",
-                "cause": "client",
-                "source": source,
-                "message": f"{message} — the client may refuse to start or ignore the setting; capdoctor "
-                "went on without it.",
-            }
-        )
+        tail = " — the client may refuse to start or ignore the setting; capdoctor went on without it."
+        out.append(_finding("client_config_broken", "client", source, message + tail))
 
     readers: list[tuple[Path, Any]] = [(codex_config_path(env, home), read_codex_config)]
     readers += [(path, read_claude_settings) for path in claude_settings_paths(env, home, cwd)]
@@ -596,12 +577,9 @@ def _client_settings(cfg: Any) -> list[Setting]:
     return [s for s in found if s is not None]
 
 
-NO_TARGET = {
-    "kind": "no_target",
-    "message": "No target found: pass --provider/--base-url/--model, "
-    "set a provider key (e.g. OPENAI_API_KEY), or configure Codex, Claude Code or Gemini CLI.",
-}
-"""The finding `describe` gives when nothing names a target."""
+def _finding(kind: str, cause: str, source: str | None, message: str) -> dict[str, Any]:
+    """One finding of `describe`, in the shape `capdoctor config` shows."""
+    return {"kind": kind, "cause": cause, "source": source, "message": message}
 
 
 def _files(env: Mapping[str, str], home: Path, cwd: Path, platform: str) -> list[dict[str, Any]]:
@@ -635,39 +613,18 @@ def _endpoint_findings(target: Target, adapter: Adapter) -> list[dict[str, Any]]
     if is_loopback(target.base_url):
         if url_port_open(target.base_url, 0.3) is not False:
             return []
-        return [
-            {
-                "kind": "dead_loopback",
-                "cause": "network",
-                "source": source,
-                "message": f"Nothing listens at {target.base_url} (from {source}): a "
-                "stale base URL or a stopped local server/relay makes every request fail "
-                "with 'connection refused'.",
-            }
-        ]
+        message = (
+            f"Nothing listens at {target.base_url} (from {source}): a stale base URL or a stopped local "
+            "server/relay makes every request fail with 'connection refused'."
+        )
+        return [_finding("dead_loopback", "network", source, message)]
     if not adapter.official_hosts or is_official(adapter, target.base_url):
         return []
-    return [
-        {
-            "kind": "relay",
-            "cause": "client",
-            "source": source,
-            "message": f"The base URL host {host_of(target.base_url)} is not {target.provider}'s own "
-            "host: a relay or gateway is in the path; its errors and limits apply.",
-        }
-    ]
-
-
-def _export_finding(export: Mapping[str, Any]) -> dict[str, Any]:
-    """A `*_BASE_URL` exported from a shell profile: every shell and tool inherits it."""
-    where = f"{export['file']}:{export['line']}"
-    return {
-        "kind": "shell_export",
-        "cause": "client",
-        "source": where,
-        "message": f"{export['variable']} is exported in {where}: every shell (and "
-        "every tool started from it) inherits it; make sure it is still wanted.",
-    }
+    message = (
+        f"The base URL host {host_of(target.base_url)} is not {target.provider}'s own host: a relay or gateway "
+        "is in the path; its errors and limits apply."
+    )
+    return [_finding("relay", "client", source, message)]
 
 
 def _key_findings(target: Target, adapter: Adapter, facts: KeyFacts) -> list[dict[str, Any]]:
@@ -710,19 +667,30 @@ def describe(
             if spec.user
         }
     if target is None:
-        findings.append(dict(NO_TARGET))
+        findings.append(
+            {
+                "kind": "no_target",
+                "message": "No target found: pass --provider/--base-url/--model, set a provider key "
+                "(e.g. OPENAI_API_KEY), or configure Codex, Claude Code or Gemini CLI.",
+            }
+        )
         return out
     out["target"] = target.to_dict()
     facts = describe_key(target, env)
     out["settings"] = _settings(target, facts)
-    out["key"] = {
-        "present": facts.present,
-        "env": target.api_key_env,
-        "source": target.sources.get("key"),
-        **facts.to_dict(),
-    }
+    key = {"present": facts.present, "env": target.api_key_env, "source": target.sources.get("key")}
+    out["key"] = {**key, **facts.to_dict()}
     adapter = adapter_for(target.provider)
     findings += _endpoint_findings(target, adapter)
-    findings += [_export_finding(e) for e in exports]
+    findings += [  # a `*_BASE_URL` exported from a shell profile: every shell and tool inherits it
+        _finding(
+            "shell_export",
+            "client",
+            f"{e['file']}:{e['line']}",
+            f"{e['variable']} is exported in {e['file']}:{e['line']}: every shell (and every tool started from it) "
+            "inherits it; make sure it is still wanted.",
+        )
+        for e in exports
+    ]
     findings += _key_findings(target, adapter, facts)
     return out
