@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from capdoctor import buildcache
+from capdoctor.classifier.gates import required
 from capdoctor.model import Cause, Strength
 
 ORIGINS = ("body", "stream", "log", "exception")
@@ -37,6 +38,13 @@ MEMORY_KINDS = ("ram", "vram", "kv-cache")
 STRENGTH_RANK = {Strength.STRONG: 3, Strength.MODERATE: 2, Strength.WEAK: 1, Strength.CONTEXT: 0, Strength.AGAINST: 0}
 
 FILES = ("structure.toml", "providers.toml", "phrases.toml", "statuses.toml", "words.toml")
+
+STATUS_GROUP = r"(?P<s>[45]\d\d)(?!\d)"
+"""What `{s}` in a spelling stands for: an error status (informational, success and redirect codes are not
+errors, whatever spells them)."""
+
+PATTERN_FLAGS = re.IGNORECASE | re.DOTALL
+"""How the engine compiles a row's phrases: what their literals are derived under."""
 
 
 class Layer(str, Enum):
@@ -58,9 +66,10 @@ generic phrase, which beats what a bare status means, which beats what the words
 class Signature:
     """One row of any layer: what a failure looks like, what it means, and the one next step for it.
 
-    The match spec (`names`, `codes`, `phrases`, `also`, `unless`, `headers`, `literals`) is documented in
-    the header of each TOML file. `literals` are the row's prefilter anchors: every text the row matches
-    contains one of them (lower-case), which is what lets the engine evaluate only the candidate rows.
+    The match spec (`names`, `codes`, `phrases`, `also`, `unless`, `headers`) is documented in the header of
+    each TOML file. `literals` are the row's prefilter anchors: every text the row matches contains one of them
+    or one of its codes (lower-case), which is what lets the engine evaluate only the candidate rows. They are
+    derived when the tables load (`derived_literals`), unless the row spells them out.
     """
 
     id: str
@@ -112,7 +121,8 @@ class StatusName:
 
 @dataclass(frozen=True)
 class Spelling:
-    """One way texts write an HTTP status (`{s}` in `pattern` is the status), with its prefilter literals.
+    """One way texts write an HTTP status (`{s}` in `pattern` is the status), with its prefilter literals
+    (derived from the pattern when the table does not spell them out).
 
     `needs_error_word`: the spelling is also how ordinary traffic records write a status (`"status": 404` in a
     JSON access log, `status=404` in logfmt), so it counts only in a record that carries an error word.
@@ -198,6 +208,27 @@ def expand(template: str, placeholders: Mapping[str, Sequence[str]]) -> list[str
     return out
 
 
+def usable(gate: Sequence[str]) -> bool:
+    """Whether a derived gate can anchor a row: it has literals, each of three characters at least, or two when
+    it is not ASCII (a word of two Chinese characters is as specific as an English word)."""
+    return bool(gate) and all(len(lit) >= (3 if lit.isascii() else 2) for lit in gate)
+
+
+def derived_literals(where: str, patterns: Iterable[str]) -> tuple[str, ...]:
+    """The prefilter literals of patterns matched as alternatives: for each, the literals of which every match
+    contains one (`gates.required`, the gate the engine searches the pattern behind), lower-case. A pattern that
+    yields no usable literal (`usable`) is a ValueError naming `where` and the pattern: such a row needs its
+    `literals` spelled out."""
+    out: list[str] = []
+    for pattern in patterns:
+        gate = required(pattern, PATTERN_FLAGS)
+        if not usable(gate):
+            found = f" (only {', '.join(map(repr, gate))})" if gate else ""
+            raise ValueError(f"{where}: no usable prefilter literal in {pattern!r}{found}; give the row `literals`")
+        out += gate
+    return tuple(dict.fromkeys(lit.lower() for lit in out))
+
+
 def reason_spellings(codes: Mapping[str, Sequence[str]]) -> list[Spelling]:
     """Two spellings per standard reason phrase: `429 Too Many Requests` and `Too Many Requests (429)`."""
     out: list[Spelling] = []
@@ -241,9 +272,7 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
     """One `Signature` from a TOML row; `base` supplies what a phrase family shares (cause, title…)."""
     merged = {**(base or {}), **row}
     names = _strs(merged, "names")
-    literals = tuple(lit.lower() for lit in _strs(merged, "literals"))
-    if layer is Layer.STRUCTURE:  # a name is its own anchor
-        literals = tuple(dict.fromkeys(literals + tuple(n.lower() for n in names)))
+    phrases = _strs(merged, "phrases")
     origins = _strs(merged, "origins") or ORIGINS
     if set(origins) - set(ORIGINS):
         raise ValueError(f"unknown origin in {origins}")
@@ -259,7 +288,7 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
         memory=_memory(merged),
         names=names,
         codes=_strs(merged, "codes"),
-        phrases=_strs(merged, "phrases"),
+        phrases=phrases,
         also=_strs(merged, "also"),
         unless=_strs(merged, "unless"),
         statuses=tuple(int(s) for s in merged.get("statuses", ())),
@@ -267,13 +296,43 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
         not_statuses=tuple(int(s) for s in merged.get("not_statuses", ())),
         headers=_headers(merged),
         origins=origins,
-        literals=literals,
+        literals=_literals(merged, layer, names, phrases),
         examples=_strs(merged, "examples"),
         explains=_strs(merged, "explains"),
         family=merged.get("family"),
         lang=merged.get("lang"),
         yields=layer is Layer.WORDS or bool(merged.get("yields", False)),
     )
+
+
+def _spelling(row: Mapping[str, Any], placeholders: Mapping[str, Sequence[str]]) -> Spelling:
+    """One `Spelling` from a TOML row: its literals spelled out (each `{name}` standing for every placeholder
+    value), else derived from its pattern with `{s}` read as the status."""
+    pattern = str(row["pattern"])
+    if "literals" in row:
+        literals = tuple(dict.fromkeys(x.lower() for lit in _strs(row, "literals") for x in expand(lit, placeholders)))
+    else:
+        literals = derived_literals(str(row["id"]), [pattern.replace("{s}", STATUS_GROUP)])
+    return Spelling(
+        str(row["id"]),
+        pattern,
+        literals,
+        bool(row.get("needs_error_word", False)),
+        bool(row.get("not_after_request", False)),
+        _strs(row, "examples"),
+    )
+
+
+def _literals(row: Mapping[str, Any], layer: Layer, names: Sequence[str], phrases: Sequence[str]) -> tuple[str, ...]:
+    """A row's prefilter literals: spelled out where the derived ones cannot serve (the row says why), else
+    derived from its phrases; a structure row's names are anchors too."""
+    if "literals" in row:
+        literals = tuple(lit.lower() for lit in _strs(row, "literals"))
+    else:
+        literals = derived_literals(str(row["id"]), phrases) if layer is not Layer.WORDS else ()
+    if layer is Layer.STRUCTURE:  # a name is its own anchor
+        literals = tuple(dict.fromkeys(literals + tuple(n.lower() for n in names)))
+    return literals
 
 
 def _checked(kind: str, rows: Iterable[Mapping[str, Any]], build: Any) -> list[Any]:
@@ -318,18 +377,7 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
     rows += _checked("phrases.toml", phrases.get("phrase", ()), phrase_row)
 
     placeholders = {k: [str(x) for x in v] for k, v in statuses.get("placeholders", {}).items()}
-    spellings = _checked(
-        "statuses.toml",
-        statuses.get("spelling", ()),
-        lambda r: Spelling(
-            str(r["id"]),
-            str(r["pattern"]),
-            tuple(dict.fromkeys(x.lower() for lit in _strs(r, "literals") for x in expand(lit, placeholders))),
-            bool(r.get("needs_error_word", False)),
-            bool(r.get("not_after_request", False)),
-            _strs(r, "examples"),
-        ),
-    )
+    spellings = _checked("statuses.toml", statuses.get("spelling", ()), lambda r: _spelling(r, placeholders))
     for reason in statuses.get("reason", ()):
         spellings += reason_spellings(reason.get("codes", {}))
     rules: list[StatusRule] = []
@@ -414,8 +462,9 @@ def tables() -> Tables:
 
     Parsing the TOML is a visible share of every command's start-up, so the parsed tables are kept in the build
     cache (`capdoctor.buildcache`), keyed by the bytes of every table file in the package (whichever `load`
-    reads), this module's and `model`'s source, capdoctor's and Python's versions: any change to what they are
-    built from rebuilds them. A cache that cannot be read or written only means parsing again.
+    reads), the source of this module, `model` and the gates that derive the literals (`gates`, `compiled`),
+    capdoctor's and Python's versions: any change to what they are built from rebuilds them. A cache that cannot
+    be read or written only means parsing again.
     """
     key = _cache_key()
     if key is not None:
@@ -436,7 +485,9 @@ def _cache_key() -> bytes | None:
 
     try:
         parts = package_parts(lambda name: name.endswith(".toml"))
-        code = [Path(__file__).read_bytes(), Path(model.__file__).read_bytes()]
+        here = Path(__file__)  # and the code that derives the rows' literals
+        code = [here.read_bytes(), Path(model.__file__).read_bytes()]
+        code += [here.with_name(name).read_bytes() for name in ("gates.py", "compiled.py")]
     except (OSError, TypeError):
         return None
     return buildcache.key(b"tables", __version__.encode(), sys.version.encode(), *code, *parts)
