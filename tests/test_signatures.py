@@ -120,6 +120,14 @@ def test_a_spellings_literals_are_derived_from_its_pattern() -> None:
     assert tbl.load({"statuses.toml": spelling}).spellings[0].literals == ("upstream status 4", "upstream status 5")
 
 
+def test_what_a_row_says_beyond_its_cause_is_row_data() -> None:
+    assert {r.kind for r in rows()} <= {None, *tbl.ROW_KINDS}
+    assert by_id()["openai.model_not_found"].kind == "missing-model"
+    row = '[[signature]]\nid = "x.y"\ncause = "client"\nstrength = "weak"\ntitle = "t"\nremedy = "r"\nsource = "s"\n'
+    with pytest.raises(ValueError, match=r"x\.y.*kind"):
+        tbl.load({"providers.toml": row + 'codes = ["nope"]\nkind = "gone"\n'})
+
+
 def test_memory_kind_is_row_data() -> None:
     assert {r.memory for r in rows()} <= {None, *tbl.MEMORY_KINDS}
     assert all(r.cause is Cause.HARDWARE for r in rows() if r.memory)

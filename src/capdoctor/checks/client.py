@@ -12,7 +12,6 @@ Must not read credential files, print secret values, or raise for an expected si
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,13 +45,6 @@ MAX_COPIES = 3
 
 CONCURRENT_SESSIONS_WEAK = 3
 """This many running sessions of one client are weak quota evidence (多端并发: one account, many users)."""
-
-NEWER_VERSION_RE = re.compile(
-    r"newer version|update your client|upgrade (?:your |the )?(?:client|cli|codex|app)|requires? (?:a )?newer"
-    r"|no longer supported|version.too.old|client (?:is )?(?:too old|outdated)|unsupported client",
-    re.IGNORECASE,
-)
-"""How a `models` finding says the provider wants a newer client (text of the finding or its signature)."""
 
 
 @dataclass
@@ -169,13 +161,16 @@ def _available_models(ctx: Context) -> list[str] | None:
 
 
 def _newer_version_asked(ctx: Context) -> Finding | None:
-    """The `models` finding that says the provider wants a newer client, if there is one."""
+    """The `models` finding that says the provider wants a newer client (the classifier's `newer_client` mark in
+    its text or its signature), if there is one."""
+    from capdoctor.classifier.marks import marked
+
     models = ctx.results.get("models")
     if models is None:
         return None
     for f in models.findings:
         text = f"{f.message} {f.data.get('signature', '')} {f.data.get('body', '')}"
-        if f.cause is Cause.CLIENT and NEWER_VERSION_RE.search(text):
+        if f.cause is Cause.CLIENT and marked("newer_client", text):
             return f
     return None
 

@@ -55,9 +55,6 @@ KIND_TEXT: dict[str, str] = {
 }
 """Connection-level exchange kinds in words."""
 
-MISSING_MODEL_WORDS = ("not_found", "not found", "does not exist", "no endpoints found")
-"""How providers say that a model does not exist (in the error code, type or message)."""
-
 
 @dataclass
 class Evidence:
@@ -163,20 +160,15 @@ def key_level(run: ModelRun) -> bool:
 
 
 def _is_model_error(a: Attempt) -> bool:
-    """True when the failure says the model does not exist (HTTP 404 or the provider's words)."""
+    """True when the failure says the model does not exist: HTTP 404, a row that says so (its kind), or the
+    provider's words (the classifier's `missing_model` mark in the error's code, type or message)."""
+    from capdoctor.classifier.marks import marked
+
     ex = a.exchange
-    sig = (signature_id(a) or "").lower()
-    text = " ".join(
-        filter(
-            None,
-            [
-                ex.error.code if ex.error else None,
-                ex.error.type if ex.error else None,
-                ex.error.message if ex.error else None,
-            ],
-        )
-    ).lower()
-    return ex.status == 404 or "not-found" in sig or "not_found" in sig or any(m in text for m in MISSING_MODEL_WORDS)
+    if ex.status == 404 or getattr(getattr(a.match, "signature", None), "kind", None) == "missing-model":
+        return True
+    fields = (ex.error.code, ex.error.type, ex.error.message) if ex.error else ()
+    return marked("missing_model", " ".join(filter(None, fields)).lower())
 
 
 def _source(target: Target, field: str) -> str:

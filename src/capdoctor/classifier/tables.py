@@ -35,6 +35,13 @@ ORIGINS = ("body", "stream", "log", "exception")
 MEMORY_KINDS = ("ram", "vram", "kv-cache")
 """What ran out, for hardware rows that say: system RAM, GPU memory, or the GPU memory left for the KV cache."""
 
+ROW_KINDS = ("missing-model",)
+"""What a row may say beyond its cause (`Signature.kind`), for the checks that ask: the model does not exist."""
+
+TRANSPORT_READERS = ("path", "exchange")
+"""Who reads the transport rules: the timed network paths (`probes.net_timing`), the probes' exchanges
+(`probes.http_call`)."""
+
 STRENGTH_RANK = {Strength.STRONG: 3, Strength.MODERATE: 2, Strength.WEAK: 1, Strength.CONTEXT: 0, Strength.AGAINST: 0}
 
 FILES = ("structure.toml", "providers.toml", "phrases.toml", "statuses.toml", "words.toml")
@@ -96,6 +103,8 @@ class Signature:
     explains: tuple[str, ...] = ()
     family: str | None = None
     lang: str | None = None
+    kind: str | None = None
+    """What the row says beyond its cause (`ROW_KINDS`: "missing-model"), for the checks that ask."""
     yields: bool = False
     """Heard only where other rows are silent: in a log where a row that does not yield spoke with moderate
     strength or more, this row's findings are context. Every words row is one (vocabulary is the last word), and
@@ -178,6 +187,31 @@ class WordsSpec:
 
 
 @dataclass(frozen=True)
+class TransportRule:
+    """One rule of how a failed request reads (`structure.transport_kind`; structure.toml's `[[transport]]`):
+    `kind` when one of `names` is a class of the exception (`*Timeout`: a name ending so) or its errno is one of
+    `errnos` (errno names), and `text` is in the message, each only when given; `each`: tried on every exception
+    of the chain in turn, else on the exception raised."""
+
+    reader: str
+    kind: str
+    names: tuple[str, ...] = ()
+    errnos: tuple[str, ...] = ()
+    text: str | None = None
+    each: bool = False
+
+
+@dataclass(frozen=True)
+class Page:
+    """What an HTML page where JSON was expected is (`structure.html_page`): `what`, with the path's error class
+    `kind`, when `pattern` (case-insensitive) is in the body."""
+
+    pattern: str
+    what: str
+    kind: str = "html"
+
+
+@dataclass(frozen=True)
 class Tables:
     """Everything the engine compiles: the rows of each layer and the status reading rules."""
 
@@ -191,6 +225,10 @@ class Tables:
     by_id: Mapping[str, Signature] = field(default_factory=dict)
     words: WordsSpec | None = None
     """None only for tables built from texts that leave `words.toml` out (tests)."""
+    transport: tuple[TransportRule, ...] = ()
+    pages: tuple[Page, ...] = ()
+    marks: Mapping[str, str] = field(default_factory=dict)
+    """Regexes the checks read beside the layers, by name (structure.toml's `[marks]`: `missing_model`…)."""
 
 
 def expand(template: str, placeholders: Mapping[str, Sequence[str]]) -> list[str]:
@@ -300,6 +338,7 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
         examples=_strs(merged, "examples"),
         explains=_strs(merged, "explains"),
         family=merged.get("family"),
+        kind=_kind(merged),
         lang=merged.get("lang"),
         yields=layer is Layer.WORDS or bool(merged.get("yields", False)),
     )
@@ -321,6 +360,37 @@ def _spelling(row: Mapping[str, Any], placeholders: Mapping[str, Sequence[str]])
         bool(row.get("not_after_request", False)),
         _strs(row, "examples"),
     )
+
+
+def _kind(row: Mapping[str, Any]) -> str | None:
+    kind = row.get("kind")
+    if kind is not None and kind not in ROW_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(ROW_KINDS)}, not {kind!r}")
+    return None if kind is None else str(kind)
+
+
+def _transport(rows: Sequence[Mapping[str, Any]]) -> tuple[TransportRule, ...]:
+    """structure.toml's transport rules; each reader's last rule has no condition (the kind of anything else)."""
+    rules = _checked(
+        "structure.toml",
+        rows,
+        lambda r: TransportRule(
+            str(r["reader"]),
+            str(r["kind"]),
+            _strs(r, "names"),
+            _strs(r, "errnos"),
+            None if r.get("text") is None else str(r["text"]),
+            bool(r.get("each", False)),
+        ),
+    )
+    for reader in TRANSPORT_READERS:
+        last = [r for r in rules if r.reader == reader][-1:]
+        if not last or last[0].names or last[0].errnos or last[0].text is not None:
+            raise ValueError(f"structure.toml: the {reader} transport rules must end with one without a condition")
+    unknown = {r.reader for r in rules} - set(TRANSPORT_READERS)
+    if unknown:
+        raise ValueError(f"structure.toml: unknown transport reader {sorted(unknown)[0]!r}")
+    return tuple(rules)
 
 
 def _literals(row: Mapping[str, Any], layer: Layer, names: Sequence[str], phrases: Sequence[str]) -> tuple[str, ...]:
@@ -415,6 +485,11 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
             if status in covered:
                 raise ValueError(f"status {status} is in both {covered[status]} and {rule.id}")
             covered[status] = rule.id
+    pages = _checked(
+        "structure.toml",
+        structure.get("page", ()),
+        lambda r: Page(str(r["pattern"]), str(r["what"]), str(r.get("kind", "html"))),
+    )
     return Tables(
         tuple(rows),
         tuple(status_names),
@@ -425,6 +500,9 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
         str(statuses.get("local_hints", "")),
         by_id,
         words,
+        _transport(structure.get("transport", ())) if "transport" in structure else (),
+        tuple(pages),
+        {str(k): str(v) for k, v in structure.get("marks", {}).items()},
     )
 
 

@@ -57,27 +57,6 @@ CONNECTION_LEVEL = frozenset(
 )
 """Classes meaning no answer from the provider came back at all."""
 
-HTML_MARKERS: tuple[tuple[str, str], ...] = (
-    (
-        r"connectivitycheck|captive|hotspot|wifi.*login|login\?dst=|accept the terms|http-equiv=.refresh",
-        "captive_portal",
-    ),
-    (r"<title>Just a moment\.\.\.</title>|cf-chl|challenge-platform", "cloudflare challenge page"),
-    (
-        r"Sorry, you have been blocked|Attention Required! \| Cloudflare|You are unable to access",
-        "Cloudflare block page",
-    ),
-    (r"Zscaler|zscloud\.net", "Zscaler block page"),
-    (r"Netskope|FortiGuard|Fortinet|Palo Alto|Blue ?Coat|Squid", "corporate proxy/firewall page"),
-    (r"502 Bad Gateway|503 Service Unavailable|504 Gateway Time-?out", "gateway error page"),
-)
-"""Fingerprints of HTML bodies that mean something in the middle answered (signatures.md §12)."""
-
-DNS_PATTERNS = (
-    r"Name or service not known|nodename nor servname|getaddrinfo|Errno -[235]\b|Errno 11001|"
-    r"No address associated|Temporary failure in name resolution|Name does not resolve"
-)
-
 
 @dataclass(frozen=True)
 class PathResult:
@@ -127,54 +106,22 @@ class PathResult:
 
 
 def classify_exception(type_names: Sequence[str], message: str) -> str:
-    """The error class of a failed request from its exception type names (MRO) and message. Pure.
+    """The error class of a failed request from its exception type names (MRO) and message: the classifier's
+    `path` transport rules (structure.toml). Pure.
 
     Why by name: the same classification must work for httpx and httpx2 exception types alike.
     """
-    names = set(type_names)
-    msg = message or ""
-    if "ImportError" in names or "ModuleNotFoundError" in names or "Unknown scheme for proxy" in msg:
-        return "proxy_config"
-    if "ProxyError" in names:
-        if re.search(r"\b407\b", msg):
-            return "proxy_407"
-        if re.search(r"\b50[234]\b", msg):
-            return "proxy_502"
-        if re.search(r"refused|Errno 111|Errno 61\b|10061", msg, re.I):
-            return "refused"
-        return "proxy_error"
-    if "TimeoutException" in names or any(n.endswith("Timeout") for n in names) or "timed out" in msg:
-        return "timeout"
-    if "CERTIFICATE_VERIFY_FAILED" in msg or "certificate verify failed" in msg:
-        return "tls_verify"
-    if re.search(DNS_PATTERNS, msg, re.I):
-        return "dns"
-    if re.search(r"refused|Errno 111\b|Errno 61\b|10061", msg, re.I):
-        return "refused"
-    if re.search(
-        r"reset by peer|Errno 104\b|Errno 54\b|10054|Server disconnected|without sending|"
-        r"EOF occurred|unexpected eof|Connection aborted",
-        msg,
-        re.I,
-    ):
-        return "reset"
-    if re.search(r"unreachable|Errno 101\b|Errno 113\b|No route to host", msg, re.I):
-        return "unreachable"
-    if re.search(r"\bSSL\b|\bTLS\b|handshake", msg):
-        return "tls"
-    if "RemoteProtocolError" in names or "LocalProtocolError" in names:
-        return "protocol"
-    if "ReadError" in names or "WriteError" in names:
-        return "reset"
-    return "other"
+    from capdoctor.classifier.marks import Raised, transport_kind
+
+    return transport_kind("path", [Raised(frozenset(type_names))], message or "")
 
 
 def classify_html(body: str) -> tuple[str, str]:
-    """(error_class, what it is) for an HTML body where JSON was expected. Pure."""
-    for pattern, what in HTML_MARKERS:
-        if re.search(pattern, body, re.I):
-            return ("captive_portal", "captive portal / login page") if what == "captive_portal" else ("html", what)
-    return "html", "an HTML page"
+    """(error_class, what it is) for an HTML body where JSON was expected: the classifier's pages (structure.toml,
+    signatures.md §12: what in the middle answered). Pure."""
+    from capdoctor.classifier.marks import html_page
+
+    return html_page(body)
 
 
 def looks_like_html(content_type: str | None, body: str) -> bool:
