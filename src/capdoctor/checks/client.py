@@ -184,7 +184,6 @@ class ClientCheck(Registered, check_id="client"):
     def run(self, ctx: Context) -> CheckResult:
         """Find the clients, their versions and settings; report what makes the client the likely cause."""
         from capdoctor.hosts import port_open
-        from capdoctor.probes.local_os import facts_dict, os_facts, remember_os
         from capdoctor.probes.local_processes import count_sessions
 
         installs, node, sdks, python_error = _discover(ctx)
@@ -218,6 +217,35 @@ class ClientCheck(Registered, check_id="client"):
         findings += self._newer_version_findings(ctx, installs)
 
         sessions = count_sessions(CLIENTS)
+        findings += self._session_findings(installs, sessions, details)
+        os_findings, os_data = self._os_change(ctx, details)
+        findings += os_findings
+
+        running = [  # clients at work that PATH does not show (an app's own copy, an absolute path)
+            next(c.name for c in CLIENTS if c.id == cid)
+            for cid in sorted(sessions)
+            if cid not in {i.spec.id for i in installs}
+        ]
+        data: dict[str, Any] = {
+            "clients": [self._install_data(i) for i in installs],
+            "node": self._install_data(node) if node else None,
+            "sdks": {p: {"version": sdks[p], "latest": latest.get(f"pypi:{p}")} for p in SDK_PACKAGES if p in sdks},
+            "http_stack": {p: sdks[p] for p in HTTP_STACK_PACKAGES if p in sdks},
+            "configs": [config_data(c) for c in configs],
+            "sessions": {cid: len(pids) for cid, pids in sessions.items()},
+            "os": os_data,
+        }
+        return result_of(
+            self, self._status(findings), self._summary(installs, findings, running), findings, details, data
+        )
+
+    @staticmethod
+    def _session_findings(
+        installs: Sequence[Install], sessions: Mapping[str, Sequence[int]], details: list[str]
+    ) -> list[Finding]:
+        """Each client's running sessions, into `details`; many of one client at once are weak quota evidence
+        (they share one account's limits)."""
+        findings: list[Finding] = []
         for cid, pids in sorted(sessions.items()):
             name = next(s.name for s in CLIENTS if s.id == cid)
             elsewhere = "" if any(i.spec.id == cid for i in installs) else " (its executable is not on PATH)"
@@ -238,7 +266,14 @@ class ClientCheck(Registered, check_id="client"):
                         ),
                     )
                 )
+        return findings
 
+    @staticmethod
+    def _os_change(ctx: Context, details: list[str]) -> tuple[list[Finding], dict[str, Any]]:
+        """The OS, into `details` and its report data, and a context finding when it changed since the last run."""
+        from capdoctor.probes.local_os import facts_dict, os_facts, remember_os
+
+        findings: list[Finding] = []
         facts = os_facts()
         change = remember_os(ctx.data_dir, facts, ctx.now())
         details.append(f"OS: {facts.version} ({facts.name} {facts.release}, {facts.arch})")
@@ -256,24 +291,7 @@ class ClientCheck(Registered, check_id="client"):
                     data={"before": change.before.version, "after": facts.version},
                 )
             )
-
-        running = [  # clients at work that PATH does not show (an app's own copy, an absolute path)
-            next(c.name for c in CLIENTS if c.id == cid)
-            for cid in sorted(sessions)
-            if cid not in {i.spec.id for i in installs}
-        ]
-        data: dict[str, Any] = {
-            "clients": [self._install_data(i) for i in installs],
-            "node": self._install_data(node) if node else None,
-            "sdks": {p: {"version": sdks[p], "latest": latest.get(f"pypi:{p}")} for p in SDK_PACKAGES if p in sdks},
-            "http_stack": {p: sdks[p] for p in HTTP_STACK_PACKAGES if p in sdks},
-            "configs": [config_data(c) for c in configs],
-            "sessions": {cid: len(pids) for cid, pids in sessions.items()},
-            "os": os_data,
-        }
-        return result_of(
-            self, self._status(findings), self._summary(installs, findings, running), findings, details, data
-        )
+        return findings, os_data
 
     # -- installs ---------------------------------------------------------------------------------------
 

@@ -421,8 +421,30 @@ def _read(name: str, texts: Mapping[str, str] | None) -> dict[str, Any]:
     return dict(tomllib.loads(resources.files("capdoctor.classifier").joinpath(name).read_text("utf-8")))
 
 
+def _status_rules(docs: Iterable[Mapping[str, Any]]) -> list[StatusRule]:
+    """statuses.toml's `[[status]]` rules: each outcome a row of the status layer, sharing its rule's title,
+    source, remedy and statuses."""
+    rules: list[StatusRule] = []
+    for rule in docs:
+
+        def outcome(o: Mapping[str, Any], rule: Mapping[str, Any] = rule) -> Outcome:
+            base = {
+                "title": rule.get("title"),
+                "source": rule.get("source"),
+                "retryable": rule.get("retryable"),
+                "remedy": rule.get("remedy"),
+                "statuses": rule.get("statuses", ()),
+            }
+            sig = _row({k: v for k, v in o.items() if k not in ("words", "local", "text")}, Layer.STATUS, base)
+            return Outcome(sig, bool(o.get("words", False)), o.get("local"), o.get("text"))
+
+        outs = _checked("statuses.toml", rule.get("means", ()), outcome)
+        rules.append(StatusRule(str(rule["id"]), tuple(int(s) for s in rule["statuses"]), tuple(outs)))
+    return rules
+
+
 def load(texts: Mapping[str, str] | None = None) -> Tables:
-    """Parse and validate the four tables (the packaged files, or `texts` by file name, for tests)."""
+    """Parse and validate the tables (the packaged files, or `texts` by file name, for tests)."""
     structure = _read("structure.toml", texts)
     providers = _read("providers.toml", texts)
     phrases = _read("phrases.toml", texts)
@@ -450,22 +472,7 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
     spellings = _checked("statuses.toml", statuses.get("spelling", ()), lambda r: _spelling(r, placeholders))
     for reason in statuses.get("reason", ()):
         spellings += reason_spellings(reason.get("codes", {}))
-    rules: list[StatusRule] = []
-    for rule in statuses.get("status", ()):
-
-        def outcome(o: Mapping[str, Any], rule: Mapping[str, Any] = rule) -> Outcome:
-            base = {
-                "title": rule.get("title"),
-                "source": rule.get("source"),
-                "retryable": rule.get("retryable"),
-                "remedy": rule.get("remedy"),
-                "statuses": rule.get("statuses", ()),
-            }
-            sig = _row({k: v for k, v in o.items() if k not in ("words", "local", "text")}, Layer.STATUS, base)
-            return Outcome(sig, bool(o.get("words", False)), o.get("local"), o.get("text"))
-
-        outs = _checked("statuses.toml", rule.get("means", ()), outcome)
-        rules.append(StatusRule(str(rule["id"]), tuple(int(s) for s in rule["statuses"]), tuple(outs)))
+    rules = _status_rules(statuses.get("status", ()))
     rows += [o.row for r in rules for o in r.outcomes]
     words = _words(_read("words.toml", texts)) if texts is None or "words.toml" in texts else None
     if words is not None:

@@ -254,32 +254,14 @@ def _read_stream(
                 return result("ok" if output else "undecided", ev.data, None, "stream completed")
     except httpx.HTTPError as exc:
         if output:
-            return result(
-                "cut",
-                "",
-                None,
-                "stream disconnected before completion: the connection broke after "
-                f"the first output ({type(exc).__name__})",
-            )
+            broke = f"the connection broke after the first output ({type(exc).__name__})"
+            return result("cut", "", None, f"stream disconnected before completion: {broke}")
         kind = connection_kind(exc)
-        return result(
-            kind if kind != "connect" else "reset",
-            "",
-            None,
-            f"stream broke before output: {type(exc).__name__}: {exc}"[:300],
-        )
+        detail = f"stream broke before output: {type(exc).__name__}: {exc}"[:300]
+        return result(kind if kind != "connect" else "reset", "", None, detail)
     if output:
-        return result(
-            "cut",
-            "",
-            None,
-            "stream disconnected before completion: closed after the first output without a terminal event",
-        )
-    return result(
-        "reset",
-        "",
-        None,
-        "stream closed before any output (stream disconnected before completion)"
-        if seen
-        else "connection closed before any output",
-    )
+        closed = "closed after the first output without a terminal event"
+        return result("cut", "", None, f"stream disconnected before completion: {closed}")
+    if seen:
+        return result("reset", "", None, "stream closed before any output (stream disconnected before completion)")
+    return result("reset", "", None, "connection closed before any output")
