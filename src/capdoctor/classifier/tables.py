@@ -369,27 +369,29 @@ def _kind(row: Mapping[str, Any]) -> str | None:
     return None if kind is None else str(kind)
 
 
-def _transport(rows: Sequence[Mapping[str, Any]]) -> tuple[TransportRule, ...]:
-    """structure.toml's transport rules; each reader's last rule has no condition (the kind of anything else)."""
-    rules = _checked(
-        "structure.toml",
-        rows,
-        lambda r: TransportRule(
-            str(r["reader"]),
-            str(r["kind"]),
-            _strs(r, "names"),
-            _strs(r, "errnos"),
-            None if r.get("text") is None else str(r["text"]),
-            bool(r.get("each", False)),
-        ),
-    )
+def _transport(readers: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[TransportRule, ...]:
+    """structure.toml's transport rules, by reader; each reader's last rule has no condition (the kind of anything
+    else)."""
+    rules: list[TransportRule] = []
     for reader in TRANSPORT_READERS:
+        rules += _checked(
+            f"structure.toml: transport.{reader}",
+            readers.get(reader, ()),
+            lambda r, reader=reader: TransportRule(
+                reader,
+                str(r["kind"]),
+                _strs(r, "names"),
+                _strs(r, "errnos"),
+                None if r.get("text") is None else str(r["text"]),
+                bool(r.get("each", False)),
+            ),
+        )
         last = [r for r in rules if r.reader == reader][-1:]
         if not last or last[0].names or last[0].errnos or last[0].text is not None:
             raise ValueError(f"structure.toml: the {reader} transport rules must end with one without a condition")
-    unknown = {r.reader for r in rules} - set(TRANSPORT_READERS)
+    unknown = sorted(set(readers) - set(TRANSPORT_READERS))
     if unknown:
-        raise ValueError(f"structure.toml: unknown transport reader {sorted(unknown)[0]!r}")
+        raise ValueError(f"structure.toml: unknown transport reader {unknown[0]!r}")
     return tuple(rules)
 
 
@@ -494,7 +496,7 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
             covered[status] = rule.id
     pages = _checked(
         "structure.toml",
-        structure.get("page", ()),
+        structure.get("html", {}).get("pages", ()),
         lambda r: Page(str(r["pattern"]), str(r["what"]), str(r.get("kind", "html"))),
     )
     return Tables(
@@ -507,7 +509,7 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
         str(statuses.get("local_hints", "")),
         by_id,
         words,
-        _transport(structure.get("transport", ())) if "transport" in structure else (),
+        _transport(structure["transport"]) if "transport" in structure else (),
         tuple(pages),
         {str(k): str(v) for k, v in structure.get("marks", {}).items()},
     )
