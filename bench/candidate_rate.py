@@ -60,7 +60,7 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=20000)
     parser.add_argument("--base", help="also measure the literal table of this git ref (e.g. main)")
     args = parser.parse_args()
-    from capdoctor.signatures import engine
+    from capdoctor.classifier.signatures import engine
 
     eng = engine()
     sample = lines(args.lines)

@@ -76,7 +76,7 @@ def parse_size(text: str) -> int:
 
 def error_lines() -> list[str]:
     """One line per example of every signature row that the engine judges an error as a log line."""
-    from capdoctor.signatures import classify, rows
+    from capdoctor.classifier.signatures import classify, rows
 
     out = []
     for sig in rows():
@@ -242,7 +242,7 @@ def main() -> int:
 
     import platform
 
-    from capdoctor.signatures import engine
+    from capdoctor.classifier.signatures import engine
 
     tmpdir = Path(tempfile.mkdtemp(prefix="capdoctor-bench-"))
     lits = tmpdir / "literals.txt"

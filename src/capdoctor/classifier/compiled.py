@@ -9,13 +9,13 @@ way, which judges every text the same, only slower: no gates (every phrase runs)
 digits (records judged afresh), no covers, no extra case groups (non-ASCII texts run every phrase).
 A test disables them (`_internals`) and compares.
 
-The readings (`gated`'s gates and `reads`'s answers) are plain data, kept in the build cache (`capdoctor.buildcache`)
-so that no run parses a pattern for them twice: `warm(build, inputs)` runs `build` (which compiles every pattern
-the engine has) and stores the readings it made when any was new, with a digest of what the patterns were made
-from: `complete(inputs)` then says, without building, that every one is there. They are keyed by Python's exact
-version (its parser made them) and by the sources of this module, `gates` and `digits`, and looked up by each
-pattern's own text and flags. The payload is `marshal`ed plain data, checked for shape when loaded; anything
-unexpected is a miss, never a wrong reading or a crash.
+The readings (`gated`'s gates and `reads`'s answers) are plain data, kept in the build cache
+(`capdoctor.classifier.buildcache`) so that no run parses a pattern for them twice: `warm(build, inputs)` runs
+`build` (which compiles every pattern the engine has) and stores the readings it made when any was new, with a
+digest of what the patterns were made from: `complete(inputs)` then says, without building, that every one is there.
+They are keyed by Python's exact version (its parser made them) and by the sources of this module, `gates` and
+`digits`, and looked up by each pattern's own text and flags. The payload is `marshal`ed plain data, checked for
+shape when loaded; anything unexpected is a miss, never a wrong reading or a crash.
 
 Why no compiled regex programs are kept: making each pattern from a stored program (`_sre.compile`) instead of
 compiling it saved 1-5% of the CPU time of `explain`, `logs` and `diagnose` (`bench/regex_cache.py`: a few ms of
@@ -33,7 +33,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from capdoctor import buildcache
+from capdoctor.classifier import buildcache
 
 Gate = tuple[str, ...]
 """Literals of which every match of a pattern contains one, lower-case (see `gates.required`)."""

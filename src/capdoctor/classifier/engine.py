@@ -957,7 +957,8 @@ def build_inputs() -> bytes:
     cannot be read (then no cache counts as complete)."""
     from pathlib import Path
 
-    from capdoctor import buildcache, model
+    from capdoctor import model
+    from capdoctor.classifier import buildcache
 
     try:
         parts = [*package_parts(lambda _name: True), Path(model.__file__).read_bytes()]

@@ -1,6 +1,6 @@
 """`capdoctor fallback`'s default format — the one the client in use loads — and the next step that names it.
 
-Contract: which client the user runs is `capdoctor.clientuse`'s one answer (the same one the next steps and the
+Contract: which client the user runs is `capdoctor.target.clientuse`'s one answer (the same one the next steps and the
 ticket use); `ClientInUse.fallback_format` says which format that client loads. `report_client(report)` reads
 it from a saved report (its `client`, else the target the report names); `fallback_step(target)` is the next
 step the models rules attach to "the primary is at capacity while an alternative answers": the `capdoctor
@@ -14,11 +14,11 @@ import shlex
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from capdoctor.clientuse import ClientInUse, client_in_use
 from capdoctor.model import NextStep
+from capdoctor.target.clientuse import ClientInUse, client_in_use
 
 if TYPE_CHECKING:
-    from capdoctor.context import Target
+    from capdoctor.run.context import Target
 
 FORMATS: tuple[str, ...] = ("litellm", "codex", "claude-code", "openai-python", "anthropic-python", "env")
 """What `capdoctor fallback --format` accepts."""

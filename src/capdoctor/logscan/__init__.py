@@ -4,6 +4,6 @@ Modules: `sources` (inputs, decompression, skip reasons), `engine` (the one mult
 `timestamps` (time shapes), `scanner` (chunks → records → statistics), `patterns` (hour/day/model/burst/
 retry analysis), `findings` (statistics → findings, verdict and the `capdoctor/logs-v1` JSON),
 and `discovery` (where each client keeps its logs). The command glue (`capdoctor logs`, shared with the `logs`
-check) is `capdoctor.logs`; rendering is `capdoctor.render.logs`. Nothing here is imported
+check) is `capdoctor.logscan.command`; rendering is `capdoctor.render.logs`. Nothing here is imported
 by the CLI at start-up; heavy modules (hyperscan, zstandard) are imported inside functions.
 """

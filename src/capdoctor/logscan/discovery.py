@@ -78,7 +78,7 @@ def _root(env: Mapping[str, str], var: str, default: Path) -> Path:
 
 def candidates(env: Mapping[str, str], home: Path, platform: str) -> list[tuple[str, Path]]:
     """Every place a client may keep logs on `platform`, existing or not (tests and `-v` show them)."""
-    from capdoctor.clientconfig import claude_dir, codex_home
+    from capdoctor.target.client_settings import claude_dir, codex_home
 
     codex = codex_home(env, home)
     claude = claude_dir(env, home)

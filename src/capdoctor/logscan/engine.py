@@ -8,8 +8,8 @@ imports, else a pure-Python fallback: one lower-casing pass, then one trie-shape
 (the classification engine's trie builder). Only candidate lines found here are decoded
 and confirmed by the signature regexes; this module never decodes text or classifies anything.
 Heavy imports (hyperscan) happen inside `build_prefilter`, never at import time. The compiled hyperscan
-database is kept between runs in the build cache (`capdoctor.buildcache`), keyed by the literals, the library's
-version and the machine; a cached database that does not load or scan is compiled again.
+database is kept between runs in the build cache (`capdoctor.classifier.buildcache`), keyed by the
+literals, the library's version and the machine; a cached database that does not load or scan is compiled again.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from capdoctor import buildcache
+from capdoctor.classifier import buildcache
 
 
 class Prefilter(Protocol):

@@ -3,7 +3,7 @@
 Contract: `scan(sources, options)` reads every source in large binary chunks (a carried-over tail joins
 lines split at chunk boundaries), runs ONE multi-pattern prefilter over each chunk, and decodes only the
 candidate lines, which it groups into records (a timestamped line plus the stack-trace/JSON continuation
-lines under it), classifies them with the one classification engine (`capdoctor.signatures`, origin
+lines under it), classifies them with the one classification engine (`capdoctor.classifier.signatures`, origin
 "log") and aggregates; the prefilter's literals are the engine's own (`Engine.literals()`). It never holds a
 whole line when a line is huge (a window around each match is used instead), and it spreads big plain
 files over the CPU cores in byte ranges. Every unreadable input becomes a `FileInfo` with `skipped` set;
@@ -30,12 +30,12 @@ from capdoctor.classifier.compiled import Gate
 from capdoctor.classifier.digits import ZEROS, cannot_match, reads_digits
 from capdoctor.classifier.engine import Reading
 from capdoctor.classifier.gates import admits, folded, required
+from capdoctor.classifier.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
+from capdoctor.classifier.signatures import engine as classifier
 from capdoctor.classifier.structure import StatusHit, error_status, status_unread
 from capdoctor.logscan import outcomes, unplaced
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.timestamps import parse_timestamp
-from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
-from capdoctor.signatures import engine as classifier
 
 MAX_LINE = 64 * 1024
 """A line longer than this is not decoded whole: a window of WINDOW bytes around each match is used."""
