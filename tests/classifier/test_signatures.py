@@ -128,6 +128,11 @@ def test_what_a_row_says_beyond_its_cause_is_row_data() -> None:
         tbl.load({"providers.toml": row + 'codes = ["nope"]\nkind = "gone"\n'})
 
 
+def test_every_transport_reader_ends_with_a_rule_for_anything_else() -> None:
+    with pytest.raises(ValueError, match="the path transport rules must end with one without a condition"):
+        tbl.load({"structure.toml": '[transport]\npath = [{kind = "x", names = ["a"]}]\nexchange = [{kind = "y"}]\n'})
+
+
 def test_memory_kind_is_row_data() -> None:
     assert {r.memory for r in rows()} <= {None, *tbl.MEMORY_KINDS}
     assert all(r.cause is Cause.HARDWARE for r in rows() if r.memory)

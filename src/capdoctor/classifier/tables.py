@@ -188,7 +188,7 @@ class WordsSpec:
 
 @dataclass(frozen=True)
 class TransportRule:
-    """One rule of how a failed request reads (`structure.transport_kind`; structure.toml's `[[transport]]`):
+    """One rule of how a failed request reads (`marks.transport_kind`; structure.toml's `[transport]`):
     `kind` when one of `names` is a class of the exception (`*Timeout`: a name ending so) or its errno is one of
     `errnos` (errno names), and `text` is in the message, each only when given; `each`: tried on every exception
     of the chain in turn, else on the exception raised."""
@@ -203,7 +203,7 @@ class TransportRule:
 
 @dataclass(frozen=True)
 class Page:
-    """What an HTML page where JSON was expected is (`structure.html_page`): `what`, with the path's error class
+    """What an HTML page where JSON was expected is (`marks.html_page`): `what`, with the path's error class
     `kind`, when `pattern` (case-insensitive) is in the body."""
 
     pattern: str
@@ -369,29 +369,24 @@ def _kind(row: Mapping[str, Any]) -> str | None:
     return None if kind is None else str(kind)
 
 
+def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A TOML row's fields as a frozen dataclass takes them (its lists as tuples)."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()}
+
+
 def _transport(readers: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[TransportRule, ...]:
     """structure.toml's transport rules, by reader; each reader's last rule has no condition (the kind of anything
     else)."""
     rules: list[TransportRule] = []
     for reader in TRANSPORT_READERS:
-        rules += _checked(
+        built = _checked(
             f"structure.toml: transport.{reader}",
             readers.get(reader, ()),
-            lambda r, reader=reader: TransportRule(
-                reader,
-                str(r["kind"]),
-                _strs(r, "names"),
-                _strs(r, "errnos"),
-                None if r.get("text") is None else str(r["text"]),
-                bool(r.get("each", False)),
-            ),
+            lambda r, reader=reader: TransportRule(reader, **_plain(r)),
         )
-        last = [r for r in rules if r.reader == reader][-1:]
-        if not last or last[0].names or last[0].errnos or last[0].text is not None:
+        if not built or built[-1].names or built[-1].errnos or built[-1].text is not None:
             raise ValueError(f"structure.toml: the {reader} transport rules must end with one without a condition")
-    unknown = sorted(set(readers) - set(TRANSPORT_READERS))
-    if unknown:
-        raise ValueError(f"structure.toml: unknown transport reader {unknown[0]!r}")
+        rules += built
     return tuple(rules)
 
 
@@ -497,7 +492,7 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
     pages = _checked(
         "structure.toml",
         structure.get("html", {}).get("pages", ()),
-        lambda r: Page(str(r["pattern"]), str(r["what"]), str(r.get("kind", "html"))),
+        lambda r: Page(**r),
     )
     return Tables(
         tuple(rows),
