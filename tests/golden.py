@@ -66,7 +66,7 @@ def texts() -> Iterator[tuple[str, str]]:
             if line.strip():
                 item = json.loads(line)
                 yield f"{path.stem}/{item['id']}", item["text"]
-    for path in sorted(DATA.glob("fresh-texts-*.tsv")):
+    for path in sorted((DATA / "fresh").glob("*.tsv")):
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if line.strip() and not line.startswith("#") and "\t" in line:
                 yield f"{path.stem}/{n}", line.split("\t", 1)[1].replace("\\n", "\n")

@@ -15,7 +15,7 @@ import pytest
 
 from capdoctor.checks.logs import LogsCheck
 from capdoctor.errors import UsageError
-from capdoctor.logscan import discovery
+from capdoctor.logscan import client_logs
 from capdoctor.logscan.command import logs_command, run_logs
 from capdoctor.model import Cause, Status, Strength
 from capdoctor.run.context import Context, Target
@@ -99,7 +99,7 @@ def test_discovery_per_client(client: str, tmp_path: Path) -> None:
     layout, signature, cause = LAYOUTS[client]
     home = tmp_path / "home"
     layout(home)
-    found = discovery.discover({}, home, "linux")
+    found = client_logs.discover({}, home, "linux")
     assert client in {c for c, _ in found}
     result = LogsCheck().run(_ctx(home))
     assert result.status is Status.WARN, result.summary
@@ -125,11 +125,11 @@ def test_credentials_are_never_read(tmp_path: Path) -> None:
 def test_codex_home_env_and_windows_layout(tmp_path: Path) -> None:
     custom = tmp_path / "elsewhere"
     _write(custom / "log/codex-tui.log", "2026-11-29T09:00:00Z Connection refused (os error 10061)\n")
-    found = discovery.discover({"CODEX_HOME": str(custom)}, tmp_path, "linux")
+    found = client_logs.discover({"CODEX_HOME": str(custom)}, tmp_path, "linux")
     assert ("codex", custom / "log") in found
     appdata = tmp_path / "AppData/Roaming"
     (appdata / "Cursor/logs").mkdir(parents=True)
-    found = discovery.discover({"APPDATA": str(appdata)}, tmp_path, "win32")
+    found = client_logs.discover({"APPDATA": str(appdata)}, tmp_path, "win32")
     assert ("cursor", appdata / "Cursor/logs") in found
 
 
@@ -296,14 +296,14 @@ def test_gemini_error_reports_in_the_temp_folder_are_discovered(tmp_path: Path) 
     assert [d["path"] for d in run.doc["discovered"]] == [str(tmp / overload.name)]
     assert run.doc["discovered"][0]["client"] == "gemini-cli"
     assert run.verdict.cause == "capacity"
-    assert len(discovery.discover(env, home, "linux")) == 2  # no window: every report, oldest first
+    assert len(client_logs.discover(env, home, "linux")) == 2  # no window: every report, oldest first
 
 
 def test_gemini_reports_follow_node_tmpdir(tmp_path: Path) -> None:
-    assert discovery.temp_dir({"TMPDIR": "/var/folders/x/T/"}, "darwin") == Path("/var/folders/x/T")
-    assert discovery.temp_dir({}, "linux") == Path("/tmp")
-    assert discovery.temp_dir({"TEMP": "C:\\Users\\me\\AppData\\Local\\Temp"}, "win32").name.endswith("Temp")
-    for i in range(discovery.REPORTS_KEPT + 3):
+    assert client_logs.temp_dir({"TMPDIR": "/var/folders/x/T/"}, "darwin") == Path("/var/folders/x/T")
+    assert client_logs.temp_dir({}, "linux") == Path("/tmp")
+    assert client_logs.temp_dir({"TEMP": "C:\\Users\\me\\AppData\\Local\\Temp"}, "win32").name.endswith("Temp")
+    for i in range(client_logs.REPORTS_KEPT + 3):
         _write(tmp_path / f"gemini-client-error-general-{i:03d}.json", "{}", age_days=1 - i / 1000)
-    kept = discovery.gemini_reports({"TMPDIR": str(tmp_path)}, "linux")
-    assert len(kept) == discovery.REPORTS_KEPT and kept[-1].name.endswith("052.json")
+    kept = client_logs.gemini_reports({"TMPDIR": str(tmp_path)}, "linux")
+    assert len(kept) == client_logs.REPORTS_KEPT and kept[-1].name.endswith("052.json")

@@ -45,7 +45,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 def _texts() -> list[str]:
     """Every row's examples as log lines, and the fresh texts (wording no row was written from), some non-ASCII."""
     out = [f"2025-11-30T00:00:00Z ERROR {ex}" for sig in tables().rows for ex in sig.examples]
-    for tsv in sorted(DATA.glob("fresh-texts-*.tsv"))[:6]:
+    for tsv in sorted((DATA / "fresh").glob("*.tsv"))[:6]:
         for line in tsv.read_text(encoding="utf-8").splitlines():
             if "\t" in line:
                 out.append(line.split("\t", 1)[1].replace("\\n", "\n"))

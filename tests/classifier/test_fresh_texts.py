@@ -240,7 +240,7 @@ def test_explain_names_the_cause_of_fresh_texts(cause: str, text: str) -> None:
     assert explain(text).verdict.cause == cause
 
 
-FRESH_6 = Path(__file__).parents[1] / "data" / "fresh-texts-6.tsv"
+FRESH_OTHER_SDKS = Path(__file__).parents[1] / "data" / "fresh" / "other-sdks.tsv"
 """90 texts written in the eighth round by a helper who read neither the classifier nor any corpus set, 15 per
 cause, from the formats of other SDKs (openai-go, openai-java, Spring AI, LangChain4j, Semantic Kernel, the
 Vercel AI SDK, google-genai, Vertex, Bedrock, Cohere, DashScope, Zhipu, Qianfan, Ark…), gateways, coding tools,
@@ -254,9 +254,9 @@ error."""
 
 KNOWN_MISSES = frozenset(
     {
-        # fresh-texts-6: iFlytek's SDK names its daily rate limit a connection error
+        # fresh/other-sdks: iFlytek's SDK names its daily rate limit a connection error
         "sparkai.errors.SparkAIConnectionError: Error Code: 11201",
-        # fresh-texts-21: the deciding words only in the user's own language, or a range with no word of its kind
+        # fresh/more-languages: the deciding words only in the user's own language, or a range with no word of its kind
         "مفتاح الـ API الخاص بي",
         "Chạy LM Studio thì máy đứng",
         "Pas load model 13B di koboldcpp",
@@ -267,26 +267,26 @@ KNOWN_MISSES = frozenset(
 """Lines of the batches the engine still misses, by their start: each is marked xfail (strict: when one starts to
 pass, the mark must go)."""
 
-FRESH_CLIENT = Path(__file__).parents[1] / "data" / "fresh-texts-client.tsv"
+FRESH_CLIENT_SIDE = Path(__file__).parents[1] / "data" / "fresh" / "client-side.tsv"
 """Client-side failures written in the eighth round from the formats SDKs, runtimes and servers print (no corpus
 read): models that are not supported or were retired, URLs without a scheme or served by another API, request
 shapes, runtimes and packages that do not fit, a provider not configured, and client bugs on an answer they did
 not expect (beside a refusal, the refusal is the cause). Most were missed when written and became rows of their
 kind, so this is a regression set."""
 
-FRESH_7 = Path(__file__).parents[1] / "data" / "fresh-texts-7.tsv"
+FRESH_AS_PASTED = Path(__file__).parents[1] / "data" / "fresh" / "as-pasted.tsv"
 """60 texts as users paste them (a terminal session, a wrapper's re-raise, a toast copied from an app, `curl -v`
 with headers, a sentence of their own around the error), 10 per cause, written in the eighth round by a helper
 who read neither the classifier nor any corpus set (`\\t` and `\\n` stand for a tab and a newline). The engine
 of the time named 59 of 60 before anything was changed for them; the miss (a bare `Status 429` line with the
 provider's body on the next line) made an error body under its status line part of that line's record."""
 
-FRESH_8 = Path(__file__).parents[1] / "data" / "fresh-texts-8.tsv"
+FRESH_THIN_CAUSES = Path(__file__).parents[1] / "data" / "fresh" / "thin-causes.tsv"
 """60 more, weighted to the causes the corpus is thinnest in (20 client, 15 network, 10 account, 5 of each other),
 written the same way. The engine of the time named 57 of 60; the misses became rows of their kind (a value
 outside its supported range, a JSON body the server could not deserialize, a Squid proxy's own 503)."""
 
-FRESH_9 = Path(__file__).parents[1] / "data" / "fresh-texts-9.tsv"
+FRESH_DEEP_WRAPPERS = Path(__file__).parents[1] / "data" / "fresh" / "deep-wrappers.tsv"
 """Hard ones: the decisive words deep in a wrapper (an HTML page, JSON in a JSON string, a dict repr, an SSE
 error event, gRPC details, chains of causes), statuses that disagree with their bodies, less common providers and
 relays, local servers' lesser-known failures; written the same way. The engine of the time named 50 of 60. Three
@@ -298,7 +298,7 @@ Chinese flow-control limit, Tencent Cloud's AuthFailure and a key that does not 
 exceeded", DirectML's GPU hang, a labelled body under its status line, a 429's reason phrase read as the status it
 is rather than as words beside it)."""
 
-FRESH_11 = Path(__file__).parents[1] / "data" / "fresh-texts-11.tsv"
+FRESH_LESS_COMMON_ECOSYSTEMS = Path(__file__).parents[1] / "data" / "fresh" / "less-common-ecosystems.tsv"
 """Less common ecosystems (Rust, Go, Swift, Kotlin, PHP, Ruby, Elixir, Dart, C#, R, Julia, Emacs, Neovim, chat bots,
 Home Assistant, n8n, Dify, note-taking plugins; MLX, ROCm, Intel Arc, Jetson, DirectML, WSL2), written the same
 way. The engine of the time named 55 of 60; four misses became rows of their kind (Apple's NSURLError wording,
@@ -306,7 +306,7 @@ Erlang's transport reasons such as `:nxdomain`, Elixir's function-clause and mat
 rocBLAS without kernels for a GPU arch). Left out: an Obsidian plugin's Japanese "model X cannot be used with
 provider OpenAI", which no row reads yet."""
 
-FRESH_10 = Path(__file__).parents[1] / "data" / "fresh-texts-10.tsv"
+FRESH_CODING_TOOL_LOGS = Path(__file__).parents[1] / "data" / "fresh" / "coding-tool-logs.tsv"
 """What ends up in the logs and output panels of AI coding tools and agents (Codex CLI, Claude Code, Gemini CLI,
 Cursor and VS Code extension hosts, Copilot, Continue, Cline, Aider, JetBrains, Zed, Warp, goose…), weighted to
 the network (20) and capacity (15), written the same way. The engine of the time named 53 of 60; the misses became
@@ -314,7 +314,7 @@ rows of their kind (HTML where JSON was expected, Chromium's PAC-script and prox
 performance" and a partial outage, 高負荷, Gemini's request-schema errors, a premium request allowance used up,
 a relay's request cap in Chinese, and a connection failure that quotes a 4xx: the server answered)."""
 
-FRESH_12 = Path(__file__).parents[1] / "data" / "fresh-texts-12.tsv"
+FRESH_SHORT_TEXTS = Path(__file__).parents[1] / "data" / "fresh" / "short-texts.tsv"
 """Short plain texts as users report them (bare statuses in many spellings, provider codes with short messages,
 chat UIs in Chinese, Japanese and Korean), quota, account, capacity and network, written the same way. The engine
 of the time named 47 of 60; the misses became rows of their kind (a status after ステータスコード or 상태 코드,
@@ -324,7 +324,7 @@ a bare `code=403` (a traffic spelling), and two lines whose label the tables rea
 (Azure's "invalid subscription key or wrong API endpoint"; API keys sent to an API that wants OAuth, the client's
 configuration)."""
 
-FRESH_13 = Path(__file__).parents[1] / "data" / "fresh-texts-13.tsv"
+FRESH_LOCAL_STACKS = Path(__file__).parents[1] / "data" / "fresh" / "local-stacks.tsv"
 """Local model stacks (Ollama, llama.cpp, vLLM, LM Studio, TGI, SGLang, MLX, LocalAI, GPT4All, ComfyUI, Docker with
 GPUs, WSL2, ROCm): the machine, the client and the network around a local server, written the same way. The engine
 of the time named 46 of 60; the misses became rows of their kind (a full disk, Windows' "not enough memory
@@ -333,7 +333,7 @@ model path that does not exist, a model architecture or quantization type the se
 "value not in list"). Left out: an access line with a 404 (traffic, in a log), vLLM's quantization mismatch, and
 two connection refusals to a local server that the tables read as the client's base URL or a server not yet up."""
 
-FRESH_14 = Path(__file__).parents[1] / "data" / "fresh-texts-14.tsv"
+FRESH_CLOUD_GATEWAYS = Path(__file__).parents[1] / "data" / "fresh" / "cloud-gateways.tsv"
 """Cloud platforms and gateways in front of models (AWS Bedrock through botocore, Azure OpenAI and AI Foundry, Vertex
 AI, Cloudflare AI Gateway and Workers AI, Kong, Apigee, APIM, LiteLLM, Portkey, Helicone, OpenRouter, corporate
 egress proxies, self-hosted endpoints), ten per cause, written the same way in the ninth round. The engine of the
@@ -341,7 +341,7 @@ time named 56 of 60; the misses became rows of their kind (NVML that cannot reac
 that cannot talk to it, an uncorrectable ECC error, botocore's UnknownServiceError: an SDK too old to know the
 service)."""
 
-FRESH_15 = Path(__file__).parents[1] / "data" / "fresh-texts-15.tsv"
+FRESH_ASIAN_EUROPEAN_LANGUAGES = Path(__file__).parents[1] / "data" / "fresh" / "asian-european-languages.tsv"
 """Users writing in Chinese, Japanese, Korean, Vietnamese, Spanish, Portuguese, Russian, German, French, Turkish and
 Indonesian around the errors of Asian and European providers and relays (DashScope, Zhipu, Moonshot, Qianfan,
 Volcengine Ark, MiniMax, DeepSeek, SiliconFlow, Hunyuan, YandexGPT, GigaChat, Mistral), ten per cause, written the
@@ -350,14 +350,14 @@ kind (an overdue balance or account in arrears, which a generic `'type': 'Forbid
 refusal; a 404 whose body is only "Not Found", or beside a base URL: the path; "exceeded model token limit", which
 an auth row had read as a token "invalid" inside `invalid_request_error`)."""
 
-FRESH_16 = Path(__file__).parents[1] / "data" / "fresh-texts-16.tsv"
+FRESH_AGENT_FRAMEWORKS = Path(__file__).parents[1] / "data" / "fresh" / "agent-frameworks.tsv"
 """Agent and app frameworks that re-wrap the provider's error (LangChain, LangGraph, LlamaIndex, CrewAI, AutoGen,
 Semantic Kernel, Spring AI, Haystack, DSPy, instructor, the Vercel AI SDK, Mastra, Pydantic AI, tenacity, Celery,
 FastAPI, Gradio, n8n, Dify, Flowise), ten per cause, written the same way in the ninth round. The engine of the time
 named 58 of 60; the misses became rows of their kind (a worker killed by SIGKILL or with exit code 137, the OOM
 killer's mark; NVML's version-mismatch and driver-not-loaded errors)."""
 
-FRESH_17 = Path(__file__).parents[1] / "data" / "fresh-texts-17.tsv"
+FRESH_APPS_AND_BROWSERS = Path(__file__).parents[1] / "data" / "fresh" / "apps-and-browsers.tsv"
 """Apps, browsers and mobile or desktop clients (devtools consoles, the chat apps' own banners, URLSession, OkHttp
 and Retrofit, Flutter, React Native, Electron, editor and note-taking plugins, chat bots, desktop apps running
 local models), ten per cause, written the same way in the ninth round. The engine of the time named 51 of 60; the
@@ -366,20 +366,20 @@ misses became rows of their kind (a chat app's message limits per hour or month 
 mixed-content refusals, Android's cleartext policy, Anthropic's refusal of a browser request without its opt-in
 header, which says `authentication_error` of a key that is fine)."""
 
-FRESH_18 = Path(__file__).parents[1] / "data" / "fresh-texts-18.tsv"
+FRESH_CLIENT_AND_NETWORK = Path(__file__).parents[1] / "data" / "fresh" / "client-and-network.tsv"
 """The client (25) and the network (25), the two causes the held-out misses are richest in, with ten distractors of
 the other causes, written the same way in the ninth round. The engine of the time named 55 of 60; the misses became
 rows of their kind (a client's YAML or TOML configuration that does not parse, a CLI without the command asked for,
 "is not a constructor", a sync result awaited)."""
 
-FRESH_19 = Path(__file__).parents[1] / "data" / "fresh-texts-19.tsv"
+FRESH_PROVIDER_VS_USER_LIMITS = Path(__file__).parents[1] / "data" / "fresh" / "provider-vs-user-limits.tsv"
 """The provider's limits against the user's: capacity, quota and account, twenty each, half of them by shape alone,
 written the same way in the ninth round. The engine of the time named 56 of 60; the misses became rows or spellings
 of their kind (a redacted project id without access to a model, Bedrock's use-case form not submitted, "request
 failed: 401" as a status, so a 401 page is the key's refusal and not a block page). Left out: Azure's "invalid
 subscription key or wrong API endpoint", which the tables read as the client's on documented grounds."""
 
-FRESH_20 = Path(__file__).parents[1] / "data" / "fresh-texts-20.tsv"
+FRESH_SERVER_LOGS = Path(__file__).parents[1] / "data" / "fresh" / "server-logs.tsv"
 """Server and infrastructure logs around model calls (Kubernetes events and pods, systemd, Docker, nginx, Envoy,
 HAProxy, LiteLLM's proxy, vLLM, TGI, SGLang, Ray Serve, workers and backends logging their upstream's errors),
 ten per cause, written the same way in the ninth round. The engine of the time named 54 of 60; the misses became
@@ -387,7 +387,7 @@ rows of their kind (a load balancer's servers all at maxconn, Ray Serve's backpr
 and an expired client secret, Kubernetes' "Insufficient nvidia.com/gpu" and a node low on ephemeral storage or
 memory)."""
 
-FRESH_21 = Path(__file__).parents[1] / "data" / "fresh-texts-21.tsv"
+FRESH_MORE_LANGUAGES = Path(__file__).parents[1] / "data" / "fresh" / "more-languages.tsv"
 """Users writing in Italian, Polish, Dutch, Ukrainian, Russian, Arabic, Persian, Hebrew, Hindi, Thai, Indonesian,
 Vietnamese, Turkish, Czech, Swedish, Greek, Spanish and Portuguese, with errors the OS, runtime or app localised,
 ten per cause, written the same way in the ninth round. The engine of the time named 41 of 60, the lowest of the
@@ -398,33 +398,33 @@ accounts in Russian, Ukrainian and Vietnamese; limits reached in Indonesian, Tha
 expired or invalid key in Turkish; a parameter "not supported" in Dutch, German, Italian, Spanish and Portuguese;
 a doubled `/v1/v1/` path). Five are still missed and marked (`KNOWN_MISSES`)."""
 
-FRESH_22 = Path(__file__).parents[1] / "data" / "fresh-texts-22.tsv"
+FRESH_CODES_AND_NAMES = Path(__file__).parents[1] / "data" / "fresh" / "codes-and-names.tsv"
 """Causes carried by a code or a name more than by prose (gRPC statuses, errno names and numbers, WinError and
 curl codes, HRESULTs, CUDA and cuDNN names, exit codes, provider error types and numeric codes), ten per cause,
 written the same way in the ninth round. The engine of the time named 59 of 60; the miss became a row
 (`CUDNN_STATUS_NOT_INITIALIZED`)."""
 
-FRESH_23 = Path(__file__).parents[1] / "data" / "fresh-texts-23.tsv"
+FRESH_WINDOWS_MACOS = Path(__file__).parents[1] / "data" / "fresh" / "windows-macos.tsv"
 """Windows and macOS specifics (PowerShell's web cmdlets, Schannel and WinHTTP, antivirus HTTPS scanning, WSL2,
 execution policy, code pages; keychains, Homebrew, Apple Silicon's unified memory, zsh), ten per cause, written
 the same way in the ninth round. The engine of the time named 55 of 60; the misses became rows of their kind
 (.NET's "remote name could not be resolved", a shell's "killed" mid-load, PowerShell's execution policy, a
 `UnicodeDecodeError` reading the client's own files)."""
 
-FRESH_24 = Path(__file__).parents[1] / "data" / "fresh-texts-24.tsv"
+FRESH_LONG_PASTES = Path(__file__).parents[1] / "data" / "fresh" / "long-pastes.tsv"
 """Longer pastes with several messages and one root cause (retry loops, a generic wrapper line after the real error,
 a consequence after its cause, CLI sessions, stack traces with the provider's error inside, INFO noise), ten per
 cause, written the same way in the ninth round. The engine of the time named 59 of 60; the miss became a row (PTX
 "compiled with an unsupported toolchain": a driver older than the runtime)."""
 
-FRESH_25 = Path(__file__).parents[1] / "data" / "fresh-texts-25.tsv"
+FRESH_CODING_TOOLS = Path(__file__).parents[1] / "data" / "fresh" / "coding-tools.tsv"
 """AI coding tools and IDE assistants (Codex CLI, Claude Code, Gemini CLI, Copilot, Cursor, Windsurf, Cline, Roo,
 Kilo, Continue, Aider, Zed, JetBrains, Amazon Q, Cody, OpenCode, Goose, Warp, Trae): their banners, panels and
 logs, ten per cause, written the same way in the ninth round. The engine of the time named 58 of 60; the misses
 became rows of their kind ("elevated error rates" in an "ongoing incident", a chat-completions path doubled by a
 base URL that already ends in it)."""
 
-FRESH_26 = Path(__file__).parents[1] / "data" / "fresh-texts-26.tsv"
+FRESH_STREAMING = Path(__file__).parents[1] / "data" / "fresh" / "streaming.tsv"
 """Streaming, realtime and long-running calls (SSE error events and cut streams, realtime WebSockets and their close
 codes, gRPC streams, batch and background jobs, proxies' idle timeouts, local servers dying mid-stream), ten per
 cause, written the same way in the ninth round. The engine of the time named 54 of 60; the misses became rows of
@@ -433,7 +433,7 @@ their kind (a WebSocket closed with 1013 "try again later", "Invalid value … S
 page). Left out: an ELB's 504 that only the writer's note ("arrived exactly 60 s after…") makes an idle timeout,
 and a `JSONDecodeError` on a chunk that could as well be a stream cut short."""
 
-FRESH_27 = Path(__file__).parents[1] / "data" / "fresh-texts-27.tsv"
+FRESH_LOCAL_HARDWARE = Path(__file__).parents[1] / "data" / "fresh" / "local-hardware.tsv"
 """Models run locally on varied hardware (ROCm, Intel Arc and oneAPI, Apple MPS, CPU only, Jetson, NCCL, cgroup
 limits, full disks, ExLlamaV2, MLC, llama-cpp-python, ONNX Runtime, TensorRT-LLM, ComfyUI), hardware 25, client 15,
 network 10, account 5, capacity 5, written the same way in the ninth round. The engine of the time named 45 of 60,
@@ -444,7 +444,7 @@ quantization method that does not match, half precision on the CPU, a `.gguf` pa
 ring timeout, git's "RPC failed; curl 56" and GnuTLS receive errors). Left out: a description of swap thrashing
 with no error in it."""
 
-FRESH_28 = Path(__file__).parents[1] / "data" / "fresh-texts-28.tsv"
+FRESH_ACCOUNT = Path(__file__).parents[1] / "data" / "fresh" / "account.tsv"
 """The account (20: organisation verification, expired logins of coding CLIs, restricted keys' missing scopes,
 models disabled by an admin or a policy, keys of another project, leaked or frozen keys, KYC, regions, IP
 allowlists, cloud roles, Bedrock model access, gated repositories) among look-alikes of the other causes (8 each),
@@ -452,7 +452,7 @@ written the same way in the ninth round. The engine of the time named 56 of 60; 
 kind (demand "unusually high" for a model, billing that must be enabled on a project, a GPU "lost", a field
 "required")."""
 
-FRESH_29 = Path(__file__).parents[1] / "data" / "fresh-texts-29.tsv"
+FRESH_NETWORK = Path(__file__).parents[1] / "data" / "fresh" / "network.tsv"
 """The network (20: IPv6 black holes, MTU, GOAWAY, NTLM and PAC proxies, SOCKS, TUN modes' fake-IP DNS, DNS
 pollution, captive portals, TLS inspection and pinning, containers without DNS, egress policies, VPN split
 tunnels, NAT timeouts) among look-alikes of the other causes (8 each), written the same way in the ninth round.
@@ -461,7 +461,7 @@ an HTTPS client that got HTTP, a URL that does not parse). Left out: two of a us
 misconfigured (`https://` to a plain-HTTP localhost, a wrong local port), which the tables read as the
 network's or the base URL's on documented grounds."""
 
-FRESH_30 = Path(__file__).parents[1] / "data" / "fresh-texts-30.tsv"
+FRESH_QUOTA = Path(__file__).parents[1] / "data" / "fresh" / "quota.tsv"
 """Quota (20: TPM, RPM and RPD with their numbers, per-model, organisation and tier limits, batch queues,
 concurrency, free tiers, gateway budgets, credit grants, coding plans' windows) among look-alikes of the other
 causes (8 each), written the same way in the ninth round. The engine of the time named 56 of 60; the misses became
@@ -469,32 +469,32 @@ rows of their kind (an OpenRouter key's monthly limit, an input token count over
 `response_format` schema). Left out: nginx's bare 504 page, which says nothing of whose timeout it was."""
 
 BATCHES = (
-    FRESH_6,
-    FRESH_CLIENT,
-    FRESH_7,
-    FRESH_8,
-    FRESH_9,
-    FRESH_10,
-    FRESH_11,
-    FRESH_12,
-    FRESH_13,
-    FRESH_14,
-    FRESH_15,
-    FRESH_16,
-    FRESH_17,
-    FRESH_18,
-    FRESH_19,
-    FRESH_20,
-    FRESH_21,
-    FRESH_22,
-    FRESH_23,
-    FRESH_24,
-    FRESH_25,
-    FRESH_26,
-    FRESH_27,
-    FRESH_28,
-    FRESH_29,
-    FRESH_30,
+    FRESH_OTHER_SDKS,
+    FRESH_CLIENT_SIDE,
+    FRESH_AS_PASTED,
+    FRESH_THIN_CAUSES,
+    FRESH_DEEP_WRAPPERS,
+    FRESH_CODING_TOOL_LOGS,
+    FRESH_LESS_COMMON_ECOSYSTEMS,
+    FRESH_SHORT_TEXTS,
+    FRESH_LOCAL_STACKS,
+    FRESH_CLOUD_GATEWAYS,
+    FRESH_ASIAN_EUROPEAN_LANGUAGES,
+    FRESH_AGENT_FRAMEWORKS,
+    FRESH_APPS_AND_BROWSERS,
+    FRESH_CLIENT_AND_NETWORK,
+    FRESH_PROVIDER_VS_USER_LIMITS,
+    FRESH_SERVER_LOGS,
+    FRESH_MORE_LANGUAGES,
+    FRESH_CODES_AND_NAMES,
+    FRESH_WINDOWS_MACOS,
+    FRESH_LONG_PASTES,
+    FRESH_CODING_TOOLS,
+    FRESH_STREAMING,
+    FRESH_LOCAL_HARDWARE,
+    FRESH_ACCOUNT,
+    FRESH_NETWORK,
+    FRESH_QUOTA,
 )
 """The eighth and ninth rounds' batches, one `label<TAB>text` per line (`\\n` and `\\t` stand for a newline and
 a tab)."""

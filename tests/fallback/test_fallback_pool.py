@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from capdoctor.fallback.client import fallback_command, report_client
+from capdoctor.fallback.default_format import fallback_command, report_client
 from capdoctor.fallback.pool import Candidate, NoFallback, ReportError, pool_from_report, provenance, rank
 from capdoctor.target.clientuse import ClientInUse
 from tests.support.fallback_support import attempt, model_run, report

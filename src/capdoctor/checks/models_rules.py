@@ -360,7 +360,7 @@ def _signature_findings(ev: Evidence, runs: Sequence[ModelRun]) -> list[Finding]
 
 def _capacity_findings(ev: Evidence) -> list[Finding]:
     """The switch-the-model rule over the primary and the alternatives."""
-    from capdoctor.fallback.client import fallback_step
+    from capdoctor.fallback.default_format import fallback_step
 
     if not ev.runs:
         return []

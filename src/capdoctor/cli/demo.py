@@ -65,7 +65,7 @@ def run_demo(
     """Diagnose against the simulator; 0 when the verdict matches the scenario's known cause, else 1."""
     from capdoctor import __version__
     from capdoctor.cli.exitcodes import ExitCode, for_verdict
-    from capdoctor.fallback.client import DEMO_SOURCE
+    from capdoctor.fallback.default_format import DEMO_SOURCE
     from capdoctor.run.context import Target
     from capdoctor.run.diagnosis import RunRequest
     from capdoctor.simulator.server import Simulator

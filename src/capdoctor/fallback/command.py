@@ -141,7 +141,7 @@ def run(
     opts: FallbackOptions, live: Callable[[], Any], out: TextIO, err: TextIO, env: Mapping[str, str], home: str
 ) -> int:
     """The whole command; returns the exit code (usage errors raise `UsageError`)."""
-    from capdoctor.fallback.client import report_client
+    from capdoctor.fallback.default_format import report_client
     from capdoctor.fallback.generate import generate
     from capdoctor.fallback.pool import NoFallback, ReportError, pool_from_report
     from capdoctor.redact import MASK, contains_secret, redact_text

@@ -60,7 +60,7 @@ def run_logs(
     What the user names is read whole unless `since` is given; the default window (DEFAULT_SINCE) only
     bounds the logs that were discovered, where old sessions would otherwise drown the recent failure.
     """
-    from capdoctor.logscan import discovery, findings, patterns, scanner, sources
+    from capdoctor.logscan import client_logs, findings, patterns, scanner, sources
     from capdoctor.logscan.timestamps import parse_since
 
     now = now or datetime.now(timezone.utc)
@@ -68,12 +68,12 @@ def run_logs(
     cutoff = parse_since(since or (DEFAULT_SINCE if not named and discover_when_empty else "all"), now)
     discovered: list[tuple[str, Path]] = []
     if not named and discover_when_empty:
-        discovered = discovery.discover(env, home, platform, cutoff.timestamp() if cutoff else None)
+        discovered = client_logs.discover(env, home, platform, cutoff.timestamp() if cutoff else None)
     srcs, skipped = sources.expand(named, since_ts=cutoff.timestamp() if cutoff else None)
     named_paths = {s.path for s in srcs} | {s.path for s in skipped}
     if discovered:
         more, more_skipped = sources.expand(
-            [str(p) for _, p in discovered], since_ts=cutoff.timestamp() if cutoff else None, keep=discovery.wanted
+            [str(p) for _, p in discovered], since_ts=cutoff.timestamp() if cutoff else None, keep=client_logs.wanted
         )
         srcs += more
         skipped += more_skipped
