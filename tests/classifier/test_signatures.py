@@ -97,11 +97,40 @@ def test_another_language_is_one_more_row() -> None:
     text = "Palvelin on ylikuormitettu, yritä myöhemmin uudelleen"
     assert Engine(tbl.load(files)).classify(text) == []
     files["phrases.toml"] += (
-        '\n[[phrase]]\nid = "phrase.overloaded.fi"\nfamily = "overloaded"\nlang = "fi"\n'
-        "phrases = ['ylikuormit']\nliterals = [\"ylikuormit\"]\n"
+        '\n[[phrase]]\nid = "phrase.overloaded.fi"\nfamily = "overloaded"\nlang = "fi"\nphrases = [\'ylikuormit\']\n'
     )
     top = Engine(tbl.load(files)).classify(text)[0]
     assert top.signature.id == "phrase.overloaded.fi" and top.signature.cause is Cause.CAPACITY
+
+
+def test_a_rows_literals_are_derived_from_its_phrases() -> None:
+    """A row that spells out no literals is anchored on the literals every match of its phrases contains; one
+    that spells them out keeps them; a phrase with no usable literal fails the load, naming the row."""
+    row = '[[signature]]\nid = "x.y"\ncause = "capacity"\nstrength = "weak"\ntitle = "t"\nremedy = "r"\nsource = "s"\n'
+    derived = tbl.load({"providers.toml": row + "phrases = ['Fleet (?:is )?saturated', 'no free slots?']\n"})
+    assert derived.by_id["x.y"].literals == ("saturated", "no free slot")
+    spelled = tbl.load({"providers.toml": row + "phrases = ['fleet saturated']\nliterals = ['Saturated']\n"})
+    assert spelled.by_id["x.y"].literals == ("saturated",)
+    with pytest.raises(ValueError, match=r"x\.y: no usable prefilter literal"):
+        tbl.load({"providers.toml": row + "phrases = ['fleet saturated', '\\d+']\n"})
+
+
+def test_a_spellings_literals_are_derived_from_its_pattern() -> None:
+    spelling = "[[spelling]]\nid = \"sp\"\npattern = '\\bupstream status {s}'\n"
+    assert tbl.load({"statuses.toml": spelling}).spellings[0].literals == ("upstream status 4", "upstream status 5")
+
+
+def test_what_a_row_says_beyond_its_cause_is_row_data() -> None:
+    assert {r.kind for r in rows()} <= {None, *tbl.ROW_KINDS}
+    assert by_id()["openai.model_not_found"].kind == "missing-model"
+    row = '[[signature]]\nid = "x.y"\ncause = "client"\nstrength = "weak"\ntitle = "t"\nremedy = "r"\nsource = "s"\n'
+    with pytest.raises(ValueError, match=r"x\.y.*kind"):
+        tbl.load({"providers.toml": row + 'codes = ["nope"]\nkind = "gone"\n'})
+
+
+def test_every_transport_reader_ends_with_a_rule_for_anything_else() -> None:
+    with pytest.raises(ValueError, match="the path transport rules must end with one without a condition"):
+        tbl.load({"structure.toml": '[transport]\npath = [{kind = "x", names = ["a"]}]\nexchange = [{kind = "y"}]\n'})
 
 
 def test_memory_kind_is_row_data() -> None:

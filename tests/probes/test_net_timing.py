@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import ssl
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
+from capdoctor.probes.http_call import connection_kind
 from capdoctor.probes.net_timing import (
+    ERROR_CLASSES,
     classify_exception,
     classify_html,
     exit_location,
@@ -173,3 +177,36 @@ def test_time_dns_literal_and_failure() -> None:
     assert time_dns("127.0.0.1", 80, 1.0) == (0.0, ("127.0.0.1",), None)
     _ms, addrs, err = time_dns("no-such-host.invalid", 80, 3.0)
     assert addrs == () and err is not None
+
+
+def test_the_transport_rules_name_only_known_classes() -> None:
+    """The classifier's transport rules are data (structure.toml): each reader names only what its callers know."""
+    from capdoctor.classifier.tables import tables
+
+    rules = tables().transport
+    assert {r.kind for r in rules if r.reader == "path"} <= set(ERROR_CLASSES)
+    assert {r.kind for r in rules if r.reader == "exchange"} <= {"refused", "timeout", "reset", "tls", "connect"}
+
+
+def _caused(exc: BaseException, cause: BaseException) -> BaseException:
+    exc.__cause__ = cause
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (httpx.ConnectTimeout("timed out"), "timeout"),
+        (_caused(httpx.ConnectError("x"), OSError(errno.ECONNREFUSED, "nope")), "refused"),
+        (_caused(httpx.ConnectError("x"), ssl.SSLCertVerificationError("bad cert")), "tls"),
+        (_caused(httpx.ReadError("x"), ConnectionResetError("gone")), "reset"),
+        (_caused(httpx.ConnectError("x"), ConnectionResetError("y")), "reset"),
+        (httpx.ConnectError("[Errno 111] Connection refused"), "refused"),
+        (httpx.ConnectError("certificate problem"), "tls"),
+        (httpx.RemoteProtocolError("Server disconnected"), "reset"),
+        (OSError("the operation timed out"), "timeout"),
+        (httpx.ConnectError("[Errno -2] Name or service not known"), "connect"),
+    ],
+)
+def test_connection_kind_reads_the_exception_chain(exc: BaseException, kind: str) -> None:
+    assert connection_kind(exc) == kind

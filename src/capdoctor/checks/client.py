@@ -12,7 +12,6 @@ Must not read credential files, print secret values, or raise for an expected si
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,13 +45,6 @@ MAX_COPIES = 3
 
 CONCURRENT_SESSIONS_WEAK = 3
 """This many running sessions of one client are weak quota evidence (多端并发: one account, many users)."""
-
-NEWER_VERSION_RE = re.compile(
-    r"newer version|update your client|upgrade (?:your |the )?(?:client|cli|codex|app)|requires? (?:a )?newer"
-    r"|no longer supported|version.too.old|client (?:is )?(?:too old|outdated)|unsupported client",
-    re.IGNORECASE,
-)
-"""How a `models` finding says the provider wants a newer client (text of the finding or its signature)."""
 
 
 @dataclass
@@ -169,13 +161,16 @@ def _available_models(ctx: Context) -> list[str] | None:
 
 
 def _newer_version_asked(ctx: Context) -> Finding | None:
-    """The `models` finding that says the provider wants a newer client, if there is one."""
+    """The `models` finding that says the provider wants a newer client (the classifier's `newer_client` mark in
+    its text or its signature), if there is one."""
+    from capdoctor.classifier.marks import marked
+
     models = ctx.results.get("models")
     if models is None:
         return None
     for f in models.findings:
         text = f"{f.message} {f.data.get('signature', '')} {f.data.get('body', '')}"
-        if f.cause is Cause.CLIENT and NEWER_VERSION_RE.search(text):
+        if f.cause is Cause.CLIENT and marked("newer_client", text):
             return f
     return None
 
@@ -189,7 +184,6 @@ class ClientCheck(Registered, check_id="client"):
     def run(self, ctx: Context) -> CheckResult:
         """Find the clients, their versions and settings; report what makes the client the likely cause."""
         from capdoctor.probes.hosts import port_open
-        from capdoctor.probes.local_os import facts_dict, os_facts, remember_os
         from capdoctor.probes.local_processes import count_sessions
 
         installs, node, sdks, python_error = _discover(ctx)
@@ -223,6 +217,35 @@ class ClientCheck(Registered, check_id="client"):
         findings += self._newer_version_findings(ctx, installs)
 
         sessions = count_sessions(CLIENTS)
+        findings += self._session_findings(installs, sessions, details)
+        os_findings, os_data = self._os_change(ctx, details)
+        findings += os_findings
+
+        running = [  # clients at work that PATH does not show (an app's own copy, an absolute path)
+            next(c.name for c in CLIENTS if c.id == cid)
+            for cid in sorted(sessions)
+            if cid not in {i.spec.id for i in installs}
+        ]
+        data: dict[str, Any] = {
+            "clients": [self._install_data(i) for i in installs],
+            "node": self._install_data(node) if node else None,
+            "sdks": {p: {"version": sdks[p], "latest": latest.get(f"pypi:{p}")} for p in SDK_PACKAGES if p in sdks},
+            "http_stack": {p: sdks[p] for p in HTTP_STACK_PACKAGES if p in sdks},
+            "configs": [config_data(c) for c in configs],
+            "sessions": {cid: len(pids) for cid, pids in sessions.items()},
+            "os": os_data,
+        }
+        return result_of(
+            self, self._status(findings), self._summary(installs, findings, running), findings, details, data
+        )
+
+    @staticmethod
+    def _session_findings(
+        installs: Sequence[Install], sessions: Mapping[str, Sequence[int]], details: list[str]
+    ) -> list[Finding]:
+        """Each client's running sessions, into `details`; many of one client at once are weak quota evidence
+        (they share one account's limits)."""
+        findings: list[Finding] = []
         for cid, pids in sorted(sessions.items()):
             name = next(s.name for s in CLIENTS if s.id == cid)
             elsewhere = "" if any(i.spec.id == cid for i in installs) else " (its executable is not on PATH)"
@@ -243,7 +266,14 @@ class ClientCheck(Registered, check_id="client"):
                         ),
                     )
                 )
+        return findings
 
+    @staticmethod
+    def _os_change(ctx: Context, details: list[str]) -> tuple[list[Finding], dict[str, Any]]:
+        """The OS, into `details` and its report data, and a context finding when it changed since the last run."""
+        from capdoctor.probes.local_os import facts_dict, os_facts, remember_os
+
+        findings: list[Finding] = []
         facts = os_facts()
         change = remember_os(ctx.data_dir, facts, ctx.now())
         details.append(f"OS: {facts.version} ({facts.name} {facts.release}, {facts.arch})")
@@ -261,24 +291,7 @@ class ClientCheck(Registered, check_id="client"):
                     data={"before": change.before.version, "after": facts.version},
                 )
             )
-
-        running = [  # clients at work that PATH does not show (an app's own copy, an absolute path)
-            next(c.name for c in CLIENTS if c.id == cid)
-            for cid in sorted(sessions)
-            if cid not in {i.spec.id for i in installs}
-        ]
-        data: dict[str, Any] = {
-            "clients": [self._install_data(i) for i in installs],
-            "node": self._install_data(node) if node else None,
-            "sdks": {p: {"version": sdks[p], "latest": latest.get(f"pypi:{p}")} for p in SDK_PACKAGES if p in sdks},
-            "http_stack": {p: sdks[p] for p in HTTP_STACK_PACKAGES if p in sdks},
-            "configs": [config_data(c) for c in configs],
-            "sessions": {cid: len(pids) for cid, pids in sessions.items()},
-            "os": os_data,
-        }
-        return result_of(
-            self, self._status(findings), self._summary(installs, findings, running), findings, details, data
-        )
+        return findings, os_data
 
     # -- installs ---------------------------------------------------------------------------------------
 

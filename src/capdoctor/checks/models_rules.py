@@ -55,9 +55,6 @@ KIND_TEXT: dict[str, str] = {
 }
 """Connection-level exchange kinds in words."""
 
-MISSING_MODEL_WORDS = ("not_found", "not found", "does not exist", "no endpoints found")
-"""How providers say that a model does not exist (in the error code, type or message)."""
-
 
 @dataclass
 class Evidence:
@@ -115,6 +112,12 @@ def signature_id(a: Attempt) -> str | None:
     return str(sig.id) if sig is not None else None
 
 
+def attempt_ids(a: Attempt) -> dict[str, Any]:
+    """The finding data that names a failed attempt: its status, signature, request id and cf-ray."""
+    rid, ray = request_ids(a.exchange)
+    return {"status": a.exchange.status, "signature": signature_id(a), "request_id": rid, "cf_ray": ray}
+
+
 def attempt_label(a: Attempt) -> str:
     """A short label for a failed attempt: `HTTP 503 server_is_overloaded`, `HTTP 200 stream …`, `refused`."""
     ex = a.exchange
@@ -163,20 +166,15 @@ def key_level(run: ModelRun) -> bool:
 
 
 def _is_model_error(a: Attempt) -> bool:
-    """True when the failure says the model does not exist (HTTP 404 or the provider's words)."""
+    """True when the failure says the model does not exist: HTTP 404, a row that says so (its kind), or the
+    provider's words (the classifier's `missing_model` mark in the error's code, type or message)."""
+    from capdoctor.classifier.marks import marked
+
     ex = a.exchange
-    sig = (signature_id(a) or "").lower()
-    text = " ".join(
-        filter(
-            None,
-            [
-                ex.error.code if ex.error else None,
-                ex.error.type if ex.error else None,
-                ex.error.message if ex.error else None,
-            ],
-        )
-    ).lower()
-    return ex.status == 404 or "not-found" in sig or "not_found" in sig or any(m in text for m in MISSING_MODEL_WORDS)
+    if ex.status == 404 or getattr(getattr(a.match, "signature", None), "kind", None) == "missing-model":
+        return True
+    fields = (ex.error.code, ex.error.type, ex.error.message) if ex.error else ()
+    return marked("missing_model", " ".join(filter(None, fields)).lower())
 
 
 def _source(target: Target, field: str) -> str:
@@ -249,7 +247,6 @@ def _html_findings(ev: Evidence) -> list[Finding]:
     for run in ev.runs:
         for a in run.failures:
             if a.exchange.kind == "html" and attempt_cause(a) is Cause.NETWORK:
-                rid, ray = request_ids(a.exchange)
                 return [
                     Finding(
                         Cause.NETWORK,
@@ -257,13 +254,7 @@ def _html_findings(ev: Evidence) -> list[Finding]:
                         f"An HTML page came back where {ev.adapter.name} JSON was expected (HTTP "
                         f"{a.exchange.status}): a block page, captive portal or proxy answered, "
                         "not the provider.",
-                        {
-                            "status": a.exchange.status,
-                            "signature": signature_id(a),
-                            "request_id": rid,
-                            "cf_ray": ray,
-                            "path": a.exchange.url,
-                        },
+                        {**attempt_ids(a), "path": a.exchange.url},
                         (
                             NextStep(
                                 "Open the base URL in a browser on this network, or retry on "
@@ -331,13 +322,7 @@ def _signature_findings(ev: Evidence, runs: Sequence[ModelRun]) -> list[Finding]
                             Strength.STRONG,
                             f"{run.model} is not in the provider's model list ({len(listed)} models) and the "
                             f"request was refused ({attempt_label(a)}): a mistyped or retired model name.",
-                            {
-                                "model": run.model,
-                                "status": ex.status,
-                                "signature": signature_id(a),
-                                "request_id": request_ids(ex)[0],
-                                "cf_ray": request_ids(ex)[1],
-                            },
+                            {"model": run.model, **attempt_ids(a)},
                             _not_listed_steps(run.model, listed),
                         ),
                     )
@@ -350,13 +335,7 @@ def _signature_findings(ev: Evidence, runs: Sequence[ModelRun]) -> list[Finding]
                         Strength.MODERATE,
                         f"{run.model} is in the provider's model list but was refused ({attempt_label(a)}): this "
                         "account or key may not use it (entitlement, tier or staged rollout).",
-                        {
-                            "model": run.model,
-                            "status": ex.status,
-                            "signature": signature_id(a),
-                            "request_id": request_ids(ex)[0],
-                            "cf_ray": request_ids(ex)[1],
-                        },
+                        {"model": run.model, **attempt_ids(a)},
                     ),
                 )
                 continue
@@ -367,20 +346,13 @@ def _signature_findings(ev: Evidence, runs: Sequence[ModelRun]) -> list[Finding]
             strength = Strength(sig.strength) if sig is not None else Strength.WEAK
             title = getattr(sig, "title", None) or attempt_label(a)
             remedy = getattr(sig, "remedy", None)
-            rid, ray = request_ids(ex)
             models = sorted({r.model for r in runs for b in r.failures if attempt_cause(b) is cause})
             seen[key] = Finding(
                 cause,
                 strength,
                 f"{', '.join(models)}: {title} ({attempt_label(a)})"
                 + (f" — {shorten(ex.error.message.strip(), 160)}" if ex.error and ex.error.message else ""),
-                {
-                    "status": ex.status,
-                    "signature": signature_id(a),
-                    "request_id": rid,
-                    "cf_ray": ray,
-                    "model": run.model,
-                },
+                {**attempt_ids(a), "model": run.model},
                 (NextStep(str(remedy)),) if remedy else (),
             )
     return list(seen.values())
@@ -394,28 +366,21 @@ def _capacity_findings(ev: Evidence) -> list[Finding]:
         return []
     primary, alts = ev.runs[0], [r for r in ev.runs[1:] if r.attempts]
     cap_fails = [a for a in primary.failures if attempt_cause(a) is Cause.CAPACITY]
-    out: list[Finding] = []
     if not cap_fails:
-        if primary.outcome == "flaky":
-            n_ok = len(primary.attempts) - len(primary.failures)
-            out.append(
-                Finding(
-                    Cause.CAPACITY,
-                    Strength.WEAK,
-                    f"{primary.model} answered only {n_ok} of {len(primary.attempts)} attempts: intermittent failures.",
-                    {"model": primary.model, **failure_rate(primary)},
-                )
+        if primary.outcome != "flaky":
+            return []
+        n_ok = len(primary.attempts) - len(primary.failures)
+        return [
+            Finding(
+                Cause.CAPACITY,
+                Strength.WEAK,
+                f"{primary.model} answered only {n_ok} of {len(primary.attempts)} attempts: intermittent failures.",
+                {"model": primary.model, **failure_rate(primary)},
             )
-        return out
+        ]
+    out: list[Finding] = []
     first = cap_fails[-1]
-    rid, ray = request_ids(first.exchange)
-    base = {
-        "model": primary.model,
-        "status": first.exchange.status,
-        "signature": signature_id(first),
-        "request_id": rid,
-        "cf_ray": ray,
-    }
+    base = {"model": primary.model, **attempt_ids(first)}
     working = [r for r in alts if r.outcome in ("ok", "flaky")]
     mostly_failing = 2 * len(primary.failures) > len(primary.attempts)
     if working and mostly_failing:
@@ -455,54 +420,7 @@ def _capacity_findings(ev: Evidence) -> list[Finding]:
         return out
     alt_cap = [r for r in alts if r.outcome == "fail" and all(attempt_cause(a) is Cause.CAPACITY for a in r.failures)]
     if alts and len(alt_cap) == len(alts):
-        healthy = not any(ex.connection_failed or ex.kind in ("html", "cut") for ex in ev.exchanges)
-        models = ", ".join(r.model for r in ev.runs if r.attempts)
-        if healthy and ev.now_headroom:
-            out.append(
-                Finding(
-                    Cause.ACCOUNT,
-                    Strength.STRONG,
-                    f"Every model ({models}) fails with the capacity code while the path is healthy and the "
-                    "rate-limit headers show headroom: that points at the account (risk control or "
-                    "account-level throttling), not the model.",
-                    {**base, "models": models},
-                    (
-                        NextStep(
-                            "Try the same request with another account or key from this machine; if that "
-                            "works, the account is throttled — sign out everywhere, then contact support "
-                            "with the request ids."
-                        ),
-                    ),
-                )
-            )
-            out.append(
-                Finding(
-                    Cause.CAPACITY,
-                    Strength.WEAK,
-                    f"Capacity signature on every model ({attempt_label(first)}): a global overload "
-                    "is the second explanation (check the status page).",
-                    base,
-                )
-            )
-        else:
-            out.append(
-                Finding(
-                    Cause.CAPACITY,
-                    Strength.MODERATE,
-                    f"Every model ({models}) fails with a capacity signature ({attempt_label(first)}).",
-                    base,
-                )
-            )
-            out.append(
-                Finding(
-                    Cause.ACCOUNT,
-                    Strength.WEAK,
-                    "When every model of a provider reports capacity for days while its status "
-                    "page is green, the account is throttled rather than the model.",
-                    {"models": models},
-                )
-            )
-        return out
+        return out + _every_model_at_capacity(ev, base, attempt_label(first))
     out.append(
         Finding(
             Cause.CAPACITY,
@@ -513,6 +431,60 @@ def _capacity_findings(ev: Evidence) -> list[Finding]:
             (NextStep("Name a lighter model to compare with: --alt-model MODEL."),),
         )
     )
+    return out
+
+
+def _every_model_at_capacity(ev: Evidence, base: dict[str, Any], label: str) -> list[Finding]:
+    """Every model, the primary and each alternative, fails with capacity: the account when the path is healthy
+    and the rate-limit headers show headroom (global overload second), else capacity (the account second)."""
+    out: list[Finding] = []
+    healthy = not any(ex.connection_failed or ex.kind in ("html", "cut") for ex in ev.exchanges)
+    models = ", ".join(r.model for r in ev.runs if r.attempts)
+    if healthy and ev.now_headroom:
+        out.append(
+            Finding(
+                Cause.ACCOUNT,
+                Strength.STRONG,
+                f"Every model ({models}) fails with the capacity code while the path is healthy and the "
+                "rate-limit headers show headroom: that points at the account (risk control or "
+                "account-level throttling), not the model.",
+                {**base, "models": models},
+                (
+                    NextStep(
+                        "Try the same request with another account or key from this machine; if that "
+                        "works, the account is throttled — sign out everywhere, then contact support "
+                        "with the request ids."
+                    ),
+                ),
+            )
+        )
+        out.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.WEAK,
+                f"Capacity signature on every model ({label}): a global overload "
+                "is the second explanation (check the status page).",
+                base,
+            )
+        )
+    else:
+        out.append(
+            Finding(
+                Cause.CAPACITY,
+                Strength.MODERATE,
+                f"Every model ({models}) fails with a capacity signature ({label}).",
+                base,
+            )
+        )
+        out.append(
+            Finding(
+                Cause.ACCOUNT,
+                Strength.WEAK,
+                "When every model of a provider reports capacity for days while its status "
+                "page is green, the account is throttled rather than the model.",
+                {"models": models},
+            )
+        )
     return out
 
 

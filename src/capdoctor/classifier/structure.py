@@ -20,11 +20,7 @@ from typing import Any
 from capdoctor.classifier import compiled
 from capdoctor.classifier.digits import cannot_match
 from capdoctor.classifier.gates import folded
-from capdoctor.classifier.tables import Spelling
-
-STATUS_GROUP = r"(?P<s>[45]\d\d)(?!\d)"
-"""What `{s}` in a spelling stands for: an error status (informational, success and redirect codes are not
-errors, whatever spells them)."""
+from capdoctor.classifier.tables import STATUS_GROUP, Spelling
 
 MAX_READ = 65536
 """Only this much of a text is read for fields and statuses (a huge body says what it says early)."""

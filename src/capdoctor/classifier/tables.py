@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from capdoctor.classifier import buildcache
+from capdoctor.classifier.gates import required
 from capdoctor.model import Cause, Strength
 
 ORIGINS = ("body", "stream", "log", "exception")
@@ -34,9 +35,23 @@ ORIGINS = ("body", "stream", "log", "exception")
 MEMORY_KINDS = ("ram", "vram", "kv-cache")
 """What ran out, for hardware rows that say: system RAM, GPU memory, or the GPU memory left for the KV cache."""
 
+ROW_KINDS = ("missing-model",)
+"""What a row may say beyond its cause (`Signature.kind`), for the checks that ask: the model does not exist."""
+
+TRANSPORT_READERS = ("path", "exchange")
+"""Who reads the transport rules: the timed network paths (`probes.net_timing`), the probes' exchanges
+(`probes.http_call`)."""
+
 STRENGTH_RANK = {Strength.STRONG: 3, Strength.MODERATE: 2, Strength.WEAK: 1, Strength.CONTEXT: 0, Strength.AGAINST: 0}
 
 FILES = ("structure.toml", "providers.toml", "phrases.toml", "statuses.toml", "words.toml")
+
+STATUS_GROUP = r"(?P<s>[45]\d\d)(?!\d)"
+"""What `{s}` in a spelling stands for: an error status (informational, success and redirect codes are not
+errors, whatever spells them)."""
+
+PATTERN_FLAGS = re.IGNORECASE | re.DOTALL
+"""How the engine compiles a row's phrases: what their literals are derived under."""
 
 
 class Layer(str, Enum):
@@ -58,9 +73,10 @@ generic phrase, which beats what a bare status means, which beats what the words
 class Signature:
     """One row of any layer: what a failure looks like, what it means, and the one next step for it.
 
-    The match spec (`names`, `codes`, `phrases`, `also`, `unless`, `headers`, `literals`) is documented in
-    the header of each TOML file. `literals` are the row's prefilter anchors: every text the row matches
-    contains one of them (lower-case), which is what lets the engine evaluate only the candidate rows.
+    The match spec (`names`, `codes`, `phrases`, `also`, `unless`, `headers`) is documented in the header of
+    each TOML file. `literals` are the row's prefilter anchors: every text the row matches contains one of them
+    or one of its codes (lower-case), which is what lets the engine evaluate only the candidate rows. They are
+    derived when the tables load (`derived_literals`), unless the row spells them out.
     """
 
     id: str
@@ -87,6 +103,8 @@ class Signature:
     explains: tuple[str, ...] = ()
     family: str | None = None
     lang: str | None = None
+    kind: str | None = None
+    """What the row says beyond its cause (`ROW_KINDS`: "missing-model"), for the checks that ask."""
     yields: bool = False
     """Heard only where other rows are silent: in a log where a row that does not yield spoke with moderate
     strength or more, this row's findings are context. Every words row is one (vocabulary is the last word), and
@@ -112,7 +130,8 @@ class StatusName:
 
 @dataclass(frozen=True)
 class Spelling:
-    """One way texts write an HTTP status (`{s}` in `pattern` is the status), with its prefilter literals.
+    """One way texts write an HTTP status (`{s}` in `pattern` is the status), with its prefilter literals
+    (derived from the pattern when the table does not spell them out).
 
     `needs_error_word`: the spelling is also how ordinary traffic records write a status (`"status": 404` in a
     JSON access log, `status=404` in logfmt), so it counts only in a record that carries an error word.
@@ -168,6 +187,31 @@ class WordsSpec:
 
 
 @dataclass(frozen=True)
+class TransportRule:
+    """One rule of how a failed request reads (`marks.transport_kind`; structure.toml's `[transport]`):
+    `kind` when one of `names` is a class of the exception (`*Timeout`: a name ending so) or its errno is one of
+    `errnos` (errno names), and `text` is in the message, each only when given; `each`: tried on every exception
+    of the chain in turn, else on the exception raised."""
+
+    reader: str
+    kind: str
+    names: tuple[str, ...] = ()
+    errnos: tuple[str, ...] = ()
+    text: str | None = None
+    each: bool = False
+
+
+@dataclass(frozen=True)
+class Page:
+    """What an HTML page where JSON was expected is (`marks.html_page`): `what`, with the path's error class
+    `kind`, when `pattern` (case-insensitive) is in the body."""
+
+    pattern: str
+    what: str
+    kind: str = "html"
+
+
+@dataclass(frozen=True)
 class Tables:
     """Everything the engine compiles: the rows of each layer and the status reading rules."""
 
@@ -181,6 +225,10 @@ class Tables:
     by_id: Mapping[str, Signature] = field(default_factory=dict)
     words: WordsSpec | None = None
     """None only for tables built from texts that leave `words.toml` out (tests)."""
+    transport: tuple[TransportRule, ...] = ()
+    pages: tuple[Page, ...] = ()
+    marks: Mapping[str, str] = field(default_factory=dict)
+    """Regexes the checks read beside the layers, by name (structure.toml's `[marks]`: `missing_model`…)."""
 
 
 def expand(template: str, placeholders: Mapping[str, Sequence[str]]) -> list[str]:
@@ -196,6 +244,27 @@ def expand(template: str, placeholders: Mapping[str, Sequence[str]]) -> list[str
             text = text.replace("{" + name + "}", value, 1)
         out.append(text)
     return out
+
+
+def usable(gate: Sequence[str]) -> bool:
+    """Whether a derived gate can anchor a row: it has literals, each of three characters at least, or two when
+    it is not ASCII (a word of two Chinese characters is as specific as an English word)."""
+    return bool(gate) and all(len(lit) >= (3 if lit.isascii() else 2) for lit in gate)
+
+
+def derived_literals(where: str, patterns: Iterable[str]) -> tuple[str, ...]:
+    """The prefilter literals of patterns matched as alternatives: for each, the literals of which every match
+    contains one (`gates.required`, the gate the engine searches the pattern behind), lower-case. A pattern that
+    yields no usable literal (`usable`) is a ValueError naming `where` and the pattern: such a row needs its
+    `literals` spelled out."""
+    out: list[str] = []
+    for pattern in patterns:
+        gate = required(pattern, PATTERN_FLAGS)
+        if not usable(gate):
+            found = f" (only {', '.join(map(repr, gate))})" if gate else ""
+            raise ValueError(f"{where}: no usable prefilter literal in {pattern!r}{found}; give the row `literals`")
+        out += gate
+    return tuple(dict.fromkeys(lit.lower() for lit in out))
 
 
 def reason_spellings(codes: Mapping[str, Sequence[str]]) -> list[Spelling]:
@@ -241,9 +310,7 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
     """One `Signature` from a TOML row; `base` supplies what a phrase family shares (cause, title…)."""
     merged = {**(base or {}), **row}
     names = _strs(merged, "names")
-    literals = tuple(lit.lower() for lit in _strs(merged, "literals"))
-    if layer is Layer.STRUCTURE:  # a name is its own anchor
-        literals = tuple(dict.fromkeys(literals + tuple(n.lower() for n in names)))
+    phrases = _strs(merged, "phrases")
     origins = _strs(merged, "origins") or ORIGINS
     if set(origins) - set(ORIGINS):
         raise ValueError(f"unknown origin in {origins}")
@@ -259,7 +326,7 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
         memory=_memory(merged),
         names=names,
         codes=_strs(merged, "codes"),
-        phrases=_strs(merged, "phrases"),
+        phrases=phrases,
         also=_strs(merged, "also"),
         unless=_strs(merged, "unless"),
         statuses=tuple(int(s) for s in merged.get("statuses", ())),
@@ -267,13 +334,72 @@ def _row(row: Mapping[str, Any], layer: Layer, base: Mapping[str, Any] | None = 
         not_statuses=tuple(int(s) for s in merged.get("not_statuses", ())),
         headers=_headers(merged),
         origins=origins,
-        literals=literals,
+        literals=_literals(merged, layer, names, phrases),
         examples=_strs(merged, "examples"),
         explains=_strs(merged, "explains"),
         family=merged.get("family"),
+        kind=_kind(merged),
         lang=merged.get("lang"),
         yields=layer is Layer.WORDS or bool(merged.get("yields", False)),
     )
+
+
+def _spelling(row: Mapping[str, Any], placeholders: Mapping[str, Sequence[str]]) -> Spelling:
+    """One `Spelling` from a TOML row: its literals spelled out (each `{name}` standing for every placeholder
+    value), else derived from its pattern with `{s}` read as the status."""
+    pattern = str(row["pattern"])
+    if "literals" in row:
+        literals = tuple(dict.fromkeys(x.lower() for lit in _strs(row, "literals") for x in expand(lit, placeholders)))
+    else:
+        literals = derived_literals(str(row["id"]), [pattern.replace("{s}", STATUS_GROUP)])
+    return Spelling(
+        str(row["id"]),
+        pattern,
+        literals,
+        bool(row.get("needs_error_word", False)),
+        bool(row.get("not_after_request", False)),
+        _strs(row, "examples"),
+    )
+
+
+def _kind(row: Mapping[str, Any]) -> str | None:
+    kind = row.get("kind")
+    if kind is not None and kind not in ROW_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(ROW_KINDS)}, not {kind!r}")
+    return None if kind is None else str(kind)
+
+
+def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A TOML row's fields as a frozen dataclass takes them (its lists as tuples)."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()}
+
+
+def _transport(readers: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[TransportRule, ...]:
+    """structure.toml's transport rules, by reader; each reader's last rule has no condition (the kind of anything
+    else)."""
+    rules: list[TransportRule] = []
+    for reader in TRANSPORT_READERS:
+        built = _checked(
+            f"structure.toml: transport.{reader}",
+            readers.get(reader, ()),
+            lambda r, reader=reader: TransportRule(reader, **_plain(r)),
+        )
+        if not built or built[-1].names or built[-1].errnos or built[-1].text is not None:
+            raise ValueError(f"structure.toml: the {reader} transport rules must end with one without a condition")
+        rules += built
+    return tuple(rules)
+
+
+def _literals(row: Mapping[str, Any], layer: Layer, names: Sequence[str], phrases: Sequence[str]) -> tuple[str, ...]:
+    """A row's prefilter literals: spelled out where the derived ones cannot serve (the row says why), else
+    derived from its phrases; a structure row's names are anchors too."""
+    if "literals" in row:
+        literals = tuple(lit.lower() for lit in _strs(row, "literals"))
+    else:
+        literals = derived_literals(str(row["id"]), phrases) if layer is not Layer.WORDS else ()
+    if layer is Layer.STRUCTURE:  # a name is its own anchor
+        literals = tuple(dict.fromkeys(literals + tuple(n.lower() for n in names)))
+    return literals
 
 
 def _checked(kind: str, rows: Iterable[Mapping[str, Any]], build: Any) -> list[Any]:
@@ -292,8 +418,30 @@ def _read(name: str, texts: Mapping[str, str] | None) -> dict[str, Any]:
     return dict(tomllib.loads(resources.files("capdoctor.classifier").joinpath(name).read_text("utf-8")))
 
 
+def _status_rules(docs: Iterable[Mapping[str, Any]]) -> list[StatusRule]:
+    """statuses.toml's `[[status]]` rules: each outcome a row of the status layer, sharing its rule's title,
+    source, remedy and statuses."""
+    rules: list[StatusRule] = []
+    for rule in docs:
+
+        def outcome(o: Mapping[str, Any], rule: Mapping[str, Any] = rule) -> Outcome:
+            base = {
+                "title": rule.get("title"),
+                "source": rule.get("source"),
+                "retryable": rule.get("retryable"),
+                "remedy": rule.get("remedy"),
+                "statuses": rule.get("statuses", ()),
+            }
+            sig = _row({k: v for k, v in o.items() if k not in ("words", "local", "text")}, Layer.STATUS, base)
+            return Outcome(sig, bool(o.get("words", False)), o.get("local"), o.get("text"))
+
+        outs = _checked("statuses.toml", rule.get("means", ()), outcome)
+        rules.append(StatusRule(str(rule["id"]), tuple(int(s) for s in rule["statuses"]), tuple(outs)))
+    return rules
+
+
 def load(texts: Mapping[str, str] | None = None) -> Tables:
-    """Parse and validate the four tables (the packaged files, or `texts` by file name, for tests)."""
+    """Parse and validate the tables (the packaged files, or `texts` by file name, for tests)."""
     structure = _read("structure.toml", texts)
     providers = _read("providers.toml", texts)
     phrases = _read("phrases.toml", texts)
@@ -318,36 +466,10 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
     rows += _checked("phrases.toml", phrases.get("phrase", ()), phrase_row)
 
     placeholders = {k: [str(x) for x in v] for k, v in statuses.get("placeholders", {}).items()}
-    spellings = _checked(
-        "statuses.toml",
-        statuses.get("spelling", ()),
-        lambda r: Spelling(
-            str(r["id"]),
-            str(r["pattern"]),
-            tuple(dict.fromkeys(x.lower() for lit in _strs(r, "literals") for x in expand(lit, placeholders))),
-            bool(r.get("needs_error_word", False)),
-            bool(r.get("not_after_request", False)),
-            _strs(r, "examples"),
-        ),
-    )
+    spellings = _checked("statuses.toml", statuses.get("spelling", ()), lambda r: _spelling(r, placeholders))
     for reason in statuses.get("reason", ()):
         spellings += reason_spellings(reason.get("codes", {}))
-    rules: list[StatusRule] = []
-    for rule in statuses.get("status", ()):
-
-        def outcome(o: Mapping[str, Any], rule: Mapping[str, Any] = rule) -> Outcome:
-            base = {
-                "title": rule.get("title"),
-                "source": rule.get("source"),
-                "retryable": rule.get("retryable"),
-                "remedy": rule.get("remedy"),
-                "statuses": rule.get("statuses", ()),
-            }
-            sig = _row({k: v for k, v in o.items() if k not in ("words", "local", "text")}, Layer.STATUS, base)
-            return Outcome(sig, bool(o.get("words", False)), o.get("local"), o.get("text"))
-
-        outs = _checked("statuses.toml", rule.get("means", ()), outcome)
-        rules.append(StatusRule(str(rule["id"]), tuple(int(s) for s in rule["statuses"]), tuple(outs)))
+    rules = _status_rules(statuses.get("status", ()))
     rows += [o.row for r in rules for o in r.outcomes]
     words = _words(_read("words.toml", texts)) if texts is None or "words.toml" in texts else None
     if words is not None:
@@ -367,6 +489,11 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
             if status in covered:
                 raise ValueError(f"status {status} is in both {covered[status]} and {rule.id}")
             covered[status] = rule.id
+    pages = _checked(
+        "structure.toml",
+        structure.get("html", {}).get("pages", ()),
+        lambda r: Page(**r),
+    )
     return Tables(
         tuple(rows),
         tuple(status_names),
@@ -377,6 +504,9 @@ def load(texts: Mapping[str, str] | None = None) -> Tables:
         str(statuses.get("local_hints", "")),
         by_id,
         words,
+        _transport(structure["transport"]) if "transport" in structure else (),
+        tuple(pages),
+        {str(k): str(v) for k, v in structure.get("marks", {}).items()},
     )
 
 
@@ -413,9 +543,10 @@ def tables() -> Tables:
     """The packaged tables, loaded once per process on first use.
 
     Parsing the TOML is a visible share of every command's start-up, so the parsed tables are kept in the build
-    cache (`capdoctor.classifier.buildcache`), keyed by the bytes of every table file in the package (whichever `load`
-    reads), this module's and `model`'s source, capdoctor's and Python's versions: any change to what they are
-    built from rebuilds them. A cache that cannot be read or written only means parsing again.
+    cache (`capdoctor.classifier.buildcache`), keyed by the bytes of every table file in the package (whichever
+    `load` reads), the source of this module, `model` and the gates that derive the literals (`gates`,
+    `compiled`), capdoctor's and Python's versions: any change to what they are built from rebuilds them. A cache
+    that cannot be read or written only means parsing again.
     """
     key = _cache_key()
     if key is not None:
@@ -436,7 +567,9 @@ def _cache_key() -> bytes | None:
 
     try:
         parts = package_parts(lambda name: name.endswith(".toml"))
-        code = [Path(__file__).read_bytes(), Path(model.__file__).read_bytes()]
+        here = Path(__file__)  # and the code that derives the rows' literals
+        code = [here.read_bytes(), Path(model.__file__).read_bytes()]
+        code += [here.with_name(name).read_bytes() for name in ("gates.py", "compiled.py")]
     except (OSError, TypeError):
         return None
     return buildcache.key(b"tables", __version__.encode(), sys.version.encode(), *code, *parts)

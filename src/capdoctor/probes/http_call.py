@@ -9,9 +9,7 @@ retry or sleep (the models check owns attempts), and it never stores a secret he
 
 from __future__ import annotations
 
-import errno
 import json
-import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -83,33 +81,17 @@ def _is_html(content_type: str, text: str) -> bool:
 
 
 def connection_kind(exc: BaseException) -> str:
-    """Name a transport failure: refused, timeout, reset, tls or connect (DNS and the rest)."""
-    import httpx
+    """Name a transport failure: refused, timeout, reset, tls or connect (DNS and the rest), by the classifier's
+    `exchange` transport rules (structure.toml) over the exception and what caused it."""
+    from capdoctor.classifier.marks import Raised, transport_kind
 
-    if isinstance(exc, httpx.TimeoutException):
-        return "timeout"
     chain: list[BaseException] = []
     cur: BaseException | None = exc
     while cur is not None and len(chain) < 8:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__
-    for e in chain:
-        if isinstance(e, ConnectionRefusedError) or getattr(e, "errno", None) == errno.ECONNREFUSED:
-            return "refused"
-        if isinstance(e, ssl.SSLError):
-            return "tls"
-        if isinstance(e, (ConnectionResetError, BrokenPipeError)):
-            return "reset"
     text = " ".join(str(e) for e in chain).lower()
-    if "refused" in text:
-        return "refused"
-    if "ssl" in text or "certificate" in text:
-        return "tls"
-    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)) or "reset" in text:
-        return "reset"
-    if isinstance(exc, httpx.TimeoutException) or "timed out" in text:
-        return "timeout"
-    return "connect"
+    return transport_kind("exchange", [Raised.of(e) for e in chain], text)
 
 
 def send(
@@ -272,32 +254,14 @@ def _read_stream(
                 return result("ok" if output else "undecided", ev.data, None, "stream completed")
     except httpx.HTTPError as exc:
         if output:
-            return result(
-                "cut",
-                "",
-                None,
-                "stream disconnected before completion: the connection broke after "
-                f"the first output ({type(exc).__name__})",
-            )
+            broke = f"the connection broke after the first output ({type(exc).__name__})"
+            return result("cut", "", None, f"stream disconnected before completion: {broke}")
         kind = connection_kind(exc)
-        return result(
-            kind if kind != "connect" else "reset",
-            "",
-            None,
-            f"stream broke before output: {type(exc).__name__}: {exc}"[:300],
-        )
+        detail = f"stream broke before output: {type(exc).__name__}: {exc}"[:300]
+        return result(kind if kind != "connect" else "reset", "", None, detail)
     if output:
-        return result(
-            "cut",
-            "",
-            None,
-            "stream disconnected before completion: closed after the first output without a terminal event",
-        )
-    return result(
-        "reset",
-        "",
-        None,
-        "stream closed before any output (stream disconnected before completion)"
-        if seen
-        else "connection closed before any output",
-    )
+        closed = "closed after the first output without a terminal event"
+        return result("cut", "", None, f"stream disconnected before completion: {closed}")
+    if seen:
+        return result("reset", "", None, "stream closed before any output (stream disconnected before completion)")
+    return result("reset", "", None, "connection closed before any output")

@@ -57,27 +57,6 @@ CONNECTION_LEVEL = frozenset(
 )
 """Classes meaning no answer from the provider came back at all."""
 
-HTML_MARKERS: tuple[tuple[str, str], ...] = (
-    (
-        r"connectivitycheck|captive|hotspot|wifi.*login|login\?dst=|accept the terms|http-equiv=.refresh",
-        "captive_portal",
-    ),
-    (r"<title>Just a moment\.\.\.</title>|cf-chl|challenge-platform", "cloudflare challenge page"),
-    (
-        r"Sorry, you have been blocked|Attention Required! \| Cloudflare|You are unable to access",
-        "Cloudflare block page",
-    ),
-    (r"Zscaler|zscloud\.net", "Zscaler block page"),
-    (r"Netskope|FortiGuard|Fortinet|Palo Alto|Blue ?Coat|Squid", "corporate proxy/firewall page"),
-    (r"502 Bad Gateway|503 Service Unavailable|504 Gateway Time-?out", "gateway error page"),
-)
-"""Fingerprints of HTML bodies that mean something in the middle answered (signatures.md §12)."""
-
-DNS_PATTERNS = (
-    r"Name or service not known|nodename nor servname|getaddrinfo|Errno -[235]\b|Errno 11001|"
-    r"No address associated|Temporary failure in name resolution|Name does not resolve"
-)
-
 
 @dataclass(frozen=True)
 class PathResult:
@@ -127,54 +106,22 @@ class PathResult:
 
 
 def classify_exception(type_names: Sequence[str], message: str) -> str:
-    """The error class of a failed request from its exception type names (MRO) and message. Pure.
+    """The error class of a failed request from its exception type names (MRO) and message: the classifier's
+    `path` transport rules (structure.toml). Pure.
 
     Why by name: the same classification must work for httpx and httpx2 exception types alike.
     """
-    names = set(type_names)
-    msg = message or ""
-    if "ImportError" in names or "ModuleNotFoundError" in names or "Unknown scheme for proxy" in msg:
-        return "proxy_config"
-    if "ProxyError" in names:
-        if re.search(r"\b407\b", msg):
-            return "proxy_407"
-        if re.search(r"\b50[234]\b", msg):
-            return "proxy_502"
-        if re.search(r"refused|Errno 111|Errno 61\b|10061", msg, re.I):
-            return "refused"
-        return "proxy_error"
-    if "TimeoutException" in names or any(n.endswith("Timeout") for n in names) or "timed out" in msg:
-        return "timeout"
-    if "CERTIFICATE_VERIFY_FAILED" in msg or "certificate verify failed" in msg:
-        return "tls_verify"
-    if re.search(DNS_PATTERNS, msg, re.I):
-        return "dns"
-    if re.search(r"refused|Errno 111\b|Errno 61\b|10061", msg, re.I):
-        return "refused"
-    if re.search(
-        r"reset by peer|Errno 104\b|Errno 54\b|10054|Server disconnected|without sending|"
-        r"EOF occurred|unexpected eof|Connection aborted",
-        msg,
-        re.I,
-    ):
-        return "reset"
-    if re.search(r"unreachable|Errno 101\b|Errno 113\b|No route to host", msg, re.I):
-        return "unreachable"
-    if re.search(r"\bSSL\b|\bTLS\b|handshake", msg):
-        return "tls"
-    if "RemoteProtocolError" in names or "LocalProtocolError" in names:
-        return "protocol"
-    if "ReadError" in names or "WriteError" in names:
-        return "reset"
-    return "other"
+    from capdoctor.classifier.marks import Raised, transport_kind
+
+    return transport_kind("path", [Raised(frozenset(type_names))], message or "")
 
 
 def classify_html(body: str) -> tuple[str, str]:
-    """(error_class, what it is) for an HTML body where JSON was expected. Pure."""
-    for pattern, what in HTML_MARKERS:
-        if re.search(pattern, body, re.I):
-            return ("captive_portal", "captive portal / login page") if what == "captive_portal" else ("html", what)
-    return "html", "an HTML page"
+    """(error_class, what it is) for an HTML body where JSON was expected: the classifier's pages (structure.toml,
+    signatures.md §12: what in the middle answered). Pure."""
+    from capdoctor.classifier.marks import html_page
+
+    return html_page(body)
 
 
 def looks_like_html(content_type: str | None, body: str) -> bool:
@@ -293,6 +240,38 @@ def timings(
     return connect, tls, ttfb
 
 
+def _ms_since(t0: float) -> float:
+    return round((time.monotonic() - t0) * 1000, 1)
+
+
+def answer_error(
+    status: int, content_type: str | None, body: str, *, proxied: bool, expect_json: bool
+) -> tuple[str | None, str | None]:
+    """(error class, error) of an HTTP answer that is not the provider's, or (None, None): a proxy's 407 or
+    error page, a captive portal, an HTML page where JSON was expected. Pure."""
+    html = looks_like_html(content_type, body)
+    cls, what = classify_html(body) if html else ("", "")
+    if proxied and status == 407:
+        return "proxy_407", "the proxy answered 407 Proxy Authentication Required"
+    if html and proxied and status in (502, 503, 504) and cls == "html":
+        return "proxy_502", f"the proxy answered HTTP {status} with {what}"
+    if html and cls == "captive_portal":
+        return cls, f"HTTP {status} with a {what} instead of the real answer"
+    if html and expect_json and (status < 500 or proxied):
+        # A provider's own HTML 5xx during an incident is an answer; anything else is a middlebox.
+        return cls, f"HTTP {status} with {what} where JSON was expected"
+    return None, None
+
+
+def _edge_trace(client: Any, url: str, left: float) -> dict[str, str]:
+    """The Cloudflare edge trace beside `url` (`trace_url`), read with `client`; {} when there is none."""
+    try:
+        tr = client.get(trace_url(url), timeout=min(left, 3.0))
+    except Exception:
+        return {}
+    return parse_cdn_trace(tr.text[:2048]) if tr.status_code == 200 else {}
+
+
 def probe_path(
     name: str,
     url: str,
@@ -318,22 +297,20 @@ def probe_path(
 
     t0 = time.monotonic()
     base = PathResult(name=name, url=url, proxy=proxy_shown)
-    host = urlsplit(url).hostname or ""
-    port = urlsplit(url).port or (443 if url.startswith("https") else 80)
+    host, port = urlsplit(url).hostname or "", urlsplit(url).port or (443 if url.startswith("https") else 80)
     dns_ms: float | None = None
     addrs: tuple[str, ...] = ()
     if proxy is None:
         dns_ms, addrs, dns_err = time_dns(host, port, min(timeout, 5.0))
         if dns_err:
-            return replace(
-                base, dns_ms=dns_ms, error=dns_err, error_class="dns", total_ms=round((time.monotonic() - t0) * 1000, 1)
-            )
+            return replace(base, dns_ms=dns_ms, error=dns_err, error_class="dns", total_ms=_ms_since(t0))
     events: list[tuple[float, str]] = []
 
     def on_trace(event: str, info: Mapping[str, Any]) -> None:
         events.append((time.monotonic(), event))
 
     left = max(0.05, timeout - (time.monotonic() - t0))
+    headers = {"user-agent": user_agent, "accept": "application/json" if expect_json else "*/*"}
     try:
         client = httpx.Client(
             proxy=proxy,
@@ -341,17 +318,12 @@ def probe_path(
             verify=verify,
             follow_redirects=False,
             timeout=httpx.Timeout(left, connect=min(left, 5.0)),
-            headers={"user-agent": user_agent, "accept": "application/json" if expect_json else "*/*"},
+            headers=headers,
             event_hooks={"request": [on_request]} if on_request is not None else None,
         )
     except (ValueError, ImportError) as exc:
-        return replace(
-            base,
-            error=f"{type(exc).__name__}: {exc}",
-            error_class="proxy_config",
-            total_ms=round((time.monotonic() - t0) * 1000, 1),
-        )
-    trace: dict[str, str] = {}
+        return replace(base, error=f"{type(exc).__name__}: {exc}", error_class="proxy_config", total_ms=_ms_since(t0))
+    timed = replace(base, dns_ms=dns_ms, addresses=addrs)
     t_req = time.monotonic()
 
     def total_ms() -> float:
@@ -367,55 +339,16 @@ def probe_path(
                 connect, tls, ttfb = timings(events, dns_ms, proxy is not None)
                 cls = classify_exception([c.__name__ for c in type(exc).__mro__], str(exc))
                 detail = str(exc) or type(exc).__name__
-                return replace(
-                    base,
-                    dns_ms=dns_ms,
-                    addresses=addrs,
-                    error=f"{type(exc).__name__}: {detail}",
-                    error_class=cls,
-                    total_ms=total_ms(),
-                    connect_ms=connect,
-                    tls_ms=tls,
-                    ttfb_ms=ttfb,
-                )
+                failed = replace(timed, error=f"{type(exc).__name__}: {detail}", error_class=cls, total_ms=total_ms())
+                return replace(failed, connect_ms=connect, tls_ms=tls, ttfb_ms=ttfb)
             total = total_ms()
             connect, tls, ttfb = timings(events, dns_ms, proxy is not None)
             status = response.status_code
             ctype = response.headers.get("content-type")
-            error = error_class = None
-            html = looks_like_html(ctype, body)
-            cls, what = classify_html(body) if html else ("", "")
-            if proxy is not None and status == 407:
-                error_class, error = "proxy_407", "the proxy answered 407 Proxy Authentication Required"
-            elif html and proxy is not None and status in (502, 503, 504) and cls == "html":
-                error_class, error = "proxy_502", f"the proxy answered HTTP {status} with {what}"
-            elif html and cls == "captive_portal":
-                error_class, error = cls, f"HTTP {status} with a {what} instead of the real answer"
-            elif html and expect_json and (status < 500 or proxy is not None):
-                # A provider's own HTML 5xx during an incident is an answer; anything else is a middlebox.
-                error_class, error = cls, f"HTTP {status} with {what} where JSON was expected"
-            if want_trace and error_class is None and (admit is None or admit()):
-                left = max(0.05, timeout - (time.monotonic() - t0))
-                try:
-                    tr = client.get(trace_url(url), timeout=min(left, 3.0))
-                    if tr.status_code == 200:
-                        trace = parse_cdn_trace(tr.text[:2048])
-                except Exception:
-                    trace = {}
+            error_class, error = answer_error(status, ctype, body, proxied=proxy is not None, expect_json=expect_json)
+            traced = want_trace and error_class is None and (admit is None or admit())
+            trace = _edge_trace(client, url, max(0.05, timeout - (time.monotonic() - t0))) if traced else {}
     except Exception as exc:
         return replace(base, error=f"{type(exc).__name__}: {exc}", error_class="other")
-    return replace(
-        base,
-        dns_ms=dns_ms,
-        addresses=addrs,
-        total_ms=total,
-        status=status,
-        error=error,
-        error_class=error_class,
-        content_type=ctype,
-        trace=trace,
-        exit_location=exit_location(trace),
-        connect_ms=connect,
-        tls_ms=tls,
-        ttfb_ms=ttfb,
-    )
+    done = replace(timed, total_ms=total, status=status, error=error, error_class=error_class, content_type=ctype)
+    return replace(done, trace=trace, exit_location=exit_location(trace), connect_ms=connect, tls_ms=tls, ttfb_ms=ttfb)
