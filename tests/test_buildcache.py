@@ -127,7 +127,7 @@ def test_cached_hyperscan_database_finds_the_same_literals(cache_dir: Path, monk
     """The prefilter database loaded from the cache (compiling is made to fail) reports the same hits as the
     compiled one; a damaged database file is compiled again."""
     hyperscan = pytest.importorskip("hyperscan")
-    from capdoctor.logscan import engine as pf_engine
+    from capdoctor.logscan import prefilter as pf_engine
     from capdoctor.signatures import engine as classifier
 
     literals = [lit.encode("utf-8") for lit in classifier().literals() if lit]
