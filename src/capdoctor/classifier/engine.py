@@ -27,13 +27,14 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from capdoctor.classifier import compiled
 from capdoctor.classifier.compiled import Gate
 from capdoctor.classifier.gates import Alternation, admits, folded
+from capdoctor.classifier.regexes import token_pattern, trie_pattern
 from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
     ORIGINS,
@@ -91,56 +92,6 @@ class _Row:
     also_re: tuple[re.Pattern[str], ...]
     unless: Alternation | None
     header_re: tuple[tuple[str, re.Pattern[str]], ...]
-
-
-_CLASS_NAME = re.compile(r"[A-Z][A-Za-z0-9]*(?:Error|Exception)")
-"""An exception class name: it may also end a longer class name (`OpenAIRateLimitError`, `GroqRateLimitError`:
-SDKs prefix the provider's name). The whole name must still start with an upper-case letter, so a function
-named `isRateLimitError` in a stack trace is not the class."""
-
-
-def token_pattern(tokens: Iterable[str]) -> re.Pattern[str] | None:
-    """One regex for whole tokens: names with an upper-case letter match in their own case (`UNAVAILABLE`,
-    `RateLimitError` are not the words "unavailable" or "ratelimiterror"), all-lower-case ones in any case;
-    an exception class name also as the tail of a CamelCase name (see _CLASS_NAME)."""
-    alts = [
-        rf"(?<![A-Za-z0-9_])(?:[A-Z][A-Za-z0-9]*?)?{re.escape(t)}"
-        if _CLASS_NAME.fullmatch(t)
-        else rf"(?<![A-Za-z0-9_]){re.escape(t)}"
-        if t != t.lower()
-        else rf"(?<![A-Za-z0-9_])(?i:{re.escape(t)})"
-        for t in tokens
-    ]
-    if not alts:
-        return None
-    return compiled.pattern("(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])")
-
-
-def trie_pattern(words: Sequence[str]) -> str:
-    """One regex matching any of `words`, shaped as a trie (`a(?:bc|de)|x`): one branch per character
-    instead of every alternative at every position. Greedy, so at a position it matches the longest word."""
-    root: dict[str | None, dict] = {}  # type: ignore[type-arg]
-    for word in words:
-        node = root
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[None] = {}
-
-    escapes: dict[str, str] = {}  # (re.escape once per character: ~6,000 nodes for the digit literals alone)
-
-    def _emit(node: dict) -> str:  # type: ignore[type-arg]
-        alts = []
-        for k in sorted(k for k in node if k is not None):
-            esc = escapes.get(k)
-            if esc is None:
-                esc = escapes[k] = re.escape(k)
-            alts.append(esc + _emit(node[k]))
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return "(?:" + body + ")?" if None in node else body
-
-    return _emit(root)
 
 
 def _alternation(patterns: Sequence[str]) -> Alternation | None:
@@ -348,11 +299,12 @@ class Engine:
         scanner skips such lines without judging them. Not ids: `literals()` stays the one id space. Kept in the
         build cache for the packaged tables (parsing every phrase costs ~0.2 s)."""
         import marshal
+        import sys
 
         from capdoctor import buildcache
 
         inputs = self._inputs()
-        key = buildcache.key(b"selective literals", inputs) if inputs else b""
+        key = buildcache.key(b"selective literals", sys.version.encode(), inputs) if inputs else b""
         payload = buildcache.load("selective-literals", key) if key else None
         if payload is not None:
             try:

@@ -209,7 +209,7 @@ class PythonPrefilter:
     name = "python-re"
 
     def __init__(self, literals: Sequence[bytes]) -> None:
-        from capdoctor.classifier.engine import trie_pattern
+        from capdoctor.classifier.regexes import trie_pattern
 
         words = sorted({lit.decode("utf-8").lower() for lit in literals if lit})
         self._rx = re.compile(trie_pattern(words).encode("utf-8"))
