@@ -30,7 +30,7 @@ def observations(halves: Sequence[str], raw: bool) -> list[tuple[float, bool]]:
     import corpus_score as cs
 
     import capdoctor.verdict.decision as verdict
-    from capdoctor.explain import explain
+    from capdoctor.logscan.explain import explain
 
     saved = verdict.calibrate
     if raw:

@@ -28,8 +28,8 @@ from logscan import LINES, ordinary_kind
 def judged(line: str) -> bool:
     """Whether `capdoctor logs` judges the one-line record `line`: it holds one of the selective literals
     (`Engine.selective`), or a literal of the engine and its level is not a quiet one (`Engine.quiet_level`)."""
+    from capdoctor.classifier.signatures import engine
     from capdoctor.logscan.prefilter import prefilter_for, scan_literals
-    from capdoctor.signatures import engine
 
     pf, chosen = prefilter_for(None), scan_literals()
     raw = line.encode("utf-8")
@@ -49,7 +49,7 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=20000)
     parser.add_argument("--top", type=int, default=10, help="how many of the literals that hit most to list")
     args = parser.parse_args()
-    from capdoctor.signatures import engine
+    from capdoctor.classifier.signatures import engine
 
     eng = engine()
     literals = eng.literals()

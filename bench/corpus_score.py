@@ -7,7 +7,7 @@
 Only `decidable` items count (the thread's cause can be read from the text alone). The tuning sets are
 `tune` (the first half of the split) and the later collections `tune2` … `tune13`; the held-out half is never
 scored unless asked for by name, and never listed item by item: its misses are not shown, by design (nobody
-tunes after reading a held-out miss). `tests/test_corpus.py` uses `score()` and pins each set's figures so
+tunes after reading a held-out miss). `tests/classifier/test_corpus.py` uses `score()` and pins each set's figures so
 they can only go up.
 """
 
@@ -78,7 +78,7 @@ def load(half: str) -> list[dict[str, Any]]:
 
 def verdict(text: str) -> str:
     """The cause `capdoctor explain` names for `text`."""
-    from capdoctor.explain import explain
+    from capdoctor.logscan.explain import explain
 
     return explain(text).verdict.cause
 

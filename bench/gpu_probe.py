@@ -29,8 +29,8 @@ def main() -> int:
     import os
 
     from capdoctor.checks.hardware import HardwareCheck
-    from capdoctor.context import Context
     from capdoctor.probes.local_nvml import load_nvml, process_name, read_gpus
+    from capdoctor.run.context import Context
 
     t0 = time.perf_counter()
     snap = read_gpus(load_nvml(), process_name)

@@ -193,7 +193,7 @@ def parse_size(text: str) -> int:
 
 def error_lines() -> list[str]:
     """One line per example of every signature row that the engine judges an error as a log line."""
-    from capdoctor.signatures import classify, rows
+    from capdoctor.classifier.signatures import classify, rows
 
     out = []
     for sig in rows():
@@ -424,7 +424,7 @@ def main() -> int:
 
     import platform
 
-    from capdoctor.signatures import engine
+    from capdoctor.classifier.signatures import engine
 
     if shutil.which("rg") is None:
         raise SystemExit("rg: not installed (apt-get install ripgrep)")

@@ -28,7 +28,7 @@ import sys
 if sys.argv.pop(1) == "off":
     from capdoctor.classifier import compiled
     compiled._stored = lambda key, source: None  # every pattern compiled, none made from a stored program
-from capdoctor.cli import main
+from capdoctor.cli.commands import main
 main()
 """
 
@@ -96,7 +96,9 @@ def main() -> int:
                 "diagnose": ["diagnose", *target, "--no-inference", "--only", "models,logs", "--timeout", "20"],
             }
             # A warm build cache holds every pattern's program: what a big log's scan stores (`Engine.prepare`).
-            prepare = "from capdoctor.signatures import engine; engine().prepare(); assert engine().prepared()"
+            prepare = (
+                "from capdoctor.classifier.signatures import engine; engine().prepare(); assert engine().prepared()"
+            )
             subprocess.run([sys.executable, "-c", prepare], check=True, env=env)
             print(f"Python {sys.version.split()[0]}, {opts.runs} runs each, warm build cache (every program stored)")
             for name, args in commands.items():

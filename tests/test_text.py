@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from capdoctor.cli.streams import HANDLER, is_utf, protect
 from capdoctor.render.json import dumps
-from capdoctor.streams import HANDLER, is_utf, protect
 from capdoctor.text import ASCII_FALLBACK, neutralise, neutralise_all, one_line, shorten, to_ascii
 
 HOSTILE = "ok \x1b]0;PWNED\x07 \x1b[2J \x1b]52;c;ZWNobyBoaQ==\x07 \x9b31m \u202egnp.exe\u202c \r tail"

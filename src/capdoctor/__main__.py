@@ -1,6 +1,6 @@
 """`python -m capdoctor` runs the same CLI as the `capdoctor` console script."""
 
-from capdoctor.cli import main
+from capdoctor.cli.commands import main
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,4 @@
-"""Named setups for the field scenarios in checks/: each area registers context managers in its own module.
+"""Named setups for the field scenarios (tests/data/scenarios/): each area registers context managers in its own module.
 
 A setup receives a `SetupEnv` and yields a dict with optional "env" (extra environment) and "args" (extra CLI
 arguments), e.g. a real proxy started on loopback with HTTPS_PROXY pointing at it.

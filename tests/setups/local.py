@@ -1,6 +1,6 @@
 """Setups and loopback servers for the local stages (`client`, `hardware`).
 
-`SETUPS` (read by tests/test_field_scenarios.py) prepares a client-side situation in the isolated HOME:
+`SETUPS` (read by tests/e2e/test_field_scenarios.py) prepares a client-side situation in the isolated HOME:
 fake client executables first on PATH, or a Codex config naming a model the provider does not offer.
 `JsonServer` is a real HTTP server on 127.0.0.1 that answers fixed JSON per (method, path); the client and
 hardware tests use it as an npm registry, a PyPI JSON API or an Ollama/llama.cpp server. Nothing here

@@ -1,6 +1,6 @@
-"""Named setups for the network field scenarios (checks/network-*.toml): a real proxy on loopback.
+"""Named setups for the network field scenarios (tests/data/scenarios/network-*.toml): a real proxy on loopback.
 
-Each setup starts a `ForwardProxy` (tests/netfixtures.py) in one mode and points both HTTP_PROXY and
+Each setup starts a `ForwardProxy` (tests/support/netfixtures.py) in one mode and points both HTTP_PROXY and
 HTTPS_PROXY at it (the simulator is plain http, so HTTP_PROXY is the variable clients use), or points them at a
 loopback port nothing listens on. Everything stays on 127.0.0.1 and is stopped when the scenario ends.
 """
@@ -13,8 +13,8 @@ from contextlib import AbstractContextManager as ContextManager
 from typing import Any
 
 from tests.conftest import free_port
-from tests.netfixtures import running_proxy
 from tests.setups import SetupEnv
+from tests.support.netfixtures import running_proxy
 
 
 def _proxy_env(url: str) -> dict[str, str]:

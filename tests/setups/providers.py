@@ -1,4 +1,4 @@
-"""Named setups for the provider-probe field scenarios (checks/probe-*.toml).
+"""Named setups for the provider-probe field scenarios (tests/data/scenarios/probe-*.toml).
 
 `dead-base-url`: a loopback port that was just bound and closed, so nothing listens there; the scenario's
 base URL is replaced with it (what a stale ANTHROPIC_BASE_URL or a stopped local relay looks like).

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from capdoctor.check import Need
+from capdoctor.checks.base import Need
 from capdoctor.checks.client_config import PROVIDER_CLIENTS, assess_configs, config_data
+from capdoctor.checks.registry import Registered
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
 from capdoctor.probes.local_clients import (
     CLIENTS,
@@ -33,13 +34,12 @@ from capdoctor.probes.local_clients import (
     sdk_probe_script,
 )
 from capdoctor.probes.local_versions import FAR_BEHIND_DEFAULT, Lag, Version, far_behind, lag, parse_version
-from capdoctor.registry import Registered
-from capdoctor.threads import map_parallel
+from capdoctor.run.threads import map_parallel
 
 if TYPE_CHECKING:
-    from capdoctor.context import Context
     from capdoctor.model import CheckResult
     from capdoctor.probes.local_commands import CommandOutput
+    from capdoctor.run.context import Context
 
 MAX_COPIES = 3
 """At most this many copies of one client on PATH get their version asked."""
@@ -188,7 +188,7 @@ class ClientCheck(Registered, check_id="client"):
 
     def run(self, ctx: Context) -> CheckResult:
         """Find the clients, their versions and settings; report what makes the client the likely cause."""
-        from capdoctor.hosts import port_open
+        from capdoctor.probes.hosts import port_open
         from capdoctor.probes.local_os import facts_dict, os_facts, remember_os
         from capdoctor.probes.local_processes import count_sessions
 

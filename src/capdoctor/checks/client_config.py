@@ -16,13 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from capdoctor.hosts import ANY_ADDRESS, is_loopback_host
 from capdoctor.model import Cause, Finding, NextStep, Strength
+from capdoctor.probes.hosts import ANY_ADDRESS, is_loopback_host
 from capdoctor.providers.catalog import adapters
 
 if TYPE_CHECKING:
-    from capdoctor.context import Target
     from capdoctor.probes.local_clients import ClientConfig
+    from capdoctor.run.context import Target
 
 MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "opusplan", "default", "best", "auto"})
 """Client-side aliases resolved by the client itself: never compared with the provider's model list."""

@@ -6,7 +6,7 @@ wrapped; no driver is reported, not an error) and the Apple GPU working-set limi
 evidence: a load that fails for memory, a model partly offloaded to CPU, memory or GPU memory nearly
 exhausted, heavy swapping, another process holding the GPU. When the target is not local, every finding
 is `context` (local hardware cannot explain a cloud provider's error). Thresholds are data below.
-A server's error text is read by the one signature table (`capdoctor.signatures`, hardware rows), which
+A server's error text is read by the one signature table (`capdoctor.classifier.signatures`, hardware rows), which
 also gives the finding its remedy and the memory kind. Each finding carries only the remedy specific to it:
 the verdict appends the generic hardware steps (smaller quantization, shorter context, free the GPU).
 Must not generate tokens (the Ollama load probe is an empty chat), probe non-loopback hosts, keep its own
@@ -18,19 +18,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from capdoctor.check import Need
+from capdoctor.checks.base import Need
+from capdoctor.checks.registry import Registered
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
-from capdoctor.registry import Registered
-from capdoctor.threads import map_parallel
-from capdoctor.urls import join
+from capdoctor.run.threads import map_parallel
+from capdoctor.target.urls import join
 
 if TYPE_CHECKING:
-    from capdoctor.context import Context
+    from capdoctor.classifier.signatures import Match
     from capdoctor.model import CheckResult
     from capdoctor.probes.local_memory import AppleGpuLimit, MemoryFacts
     from capdoctor.probes.local_nvml import GpuSnapshot
     from capdoctor.probes.local_servers import ServerInfo
-    from capdoctor.signatures import Match
+    from capdoctor.run.context import Context
 
 GIB = 1024**3
 
@@ -61,7 +61,7 @@ def memory_error(text: str) -> Match | None:
     something else. Its row gives the remedy and, where the text says, the memory kind (`memory`). Only
     rows that say memory ran out count: not the weak symptom rows (a dropped connection that is only
     *likely* a crash), nor what a bare 5xx of a local server means."""
-    from capdoctor.signatures import Layer, classify
+    from capdoctor.classifier.signatures import Layer, classify
 
     serious = (Strength.STRONG, Strength.MODERATE)
     found = (
@@ -89,7 +89,7 @@ def _offload_step(model: str, size_vram: int | None) -> NextStep:
 
 
 def _ram_step() -> NextStep:
-    from capdoctor.signatures import by_id
+    from capdoctor.classifier.signatures import by_id
 
     return NextStep(by_id()[RAM_ROW].remedy)
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from capdoctor.check import Need
+from capdoctor.checks.base import Need
+from capdoctor.checks.registry import Registered
 from capdoctor.model import CheckResult, skipped
-from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
-    from capdoctor.context import Context
+    from capdoctor.run.context import Context
 
 
 class LogsCheck(Registered, check_id="logs"):
@@ -30,7 +30,7 @@ class LogsCheck(Registered, check_id="logs"):
 
     def run(self, ctx: Context) -> CheckResult:
         """Scan named or discovered logs and return findings that combine with the live checks."""
-        from capdoctor.logs import run_logs
+        from capdoctor.logscan.command import run_logs
 
         paths = [str(p) for p in (ctx.target.logs if ctx.target else ())]
         paths += list(ctx.options["logs"])

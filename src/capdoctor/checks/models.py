@@ -6,7 +6,8 @@ after a success: capacity errors come and go; under a short deadline, `LIST_FIRS
 the list follows if time remains; a run that sent nothing is `skip`, with a decisive gap) and, when the primary
 failed at least once, tries each alternative (the target's, else a lighter model of the same provider) until it
 answers (see `probes.http_probe`). The primary's failure rate and the signatures seen go into `data["models"]`.
-Every error body and stream event is read through `capdoctor.signatures`. This module is the I/O half: it probes,
+Every error body and stream event is read through `capdoctor.classifier.signatures`. This module is the I/O
+half: it probes,
 gathers an `Evidence` and hands it to `models_rules.judge`, which owns the source articles' rules (primary fails
 with a capacity signature while an alternative works → capacity, and the rest) — put judgement there, not here. It
 must not print, sleep past the deadline, or store a secret: response headers are kept (for the quota check)
@@ -20,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timezone
 from typing import TYPE_CHECKING, Any
 
-from capdoctor.check import Need
+from capdoctor.checks.base import Need
 from capdoctor.checks.models_rules import (
     Evidence,
     attempt_cause,
@@ -32,14 +33,14 @@ from capdoctor.checks.models_rules import (
     request_ids,
     signature_id,
 )
+from capdoctor.checks.registry import Registered
 from capdoctor.model import CheckResult, Finding, NextStep, Status, result_of, skipped
-from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
-    from capdoctor.context import Context, Target
     from capdoctor.probes.http_call import Exchange
     from capdoctor.probes.http_probe import Attempt, ModelRun
     from capdoctor.providers.base import Adapter
+    from capdoctor.run.context import Context, Target
 
 MAX_ALTERNATIVES = 2
 MAX_LISTED = 200
@@ -55,7 +56,7 @@ def classify_exchange(ex: Exchange, local: bool = False) -> Any:
     context: `local` says the target is a local model server), or None."""
     if ex.connection_failed or not (ex.classify_text or (ex.status or 0) >= 400):
         return None
-    from capdoctor.signatures import classify
+    from capdoctor.classifier.signatures import classify
 
     origin = "stream" if ex.kind == "stream_error" else "body"
     matches = classify(ex.classify_text, status=ex.status, headers=dict(ex.headers), origin=origin, local=local)
@@ -170,10 +171,10 @@ class ModelsCheck(Registered, check_id="models"):
 
     def run(self, ctx: Context) -> CheckResult:
         """List models, probe primary then alternatives within the budget, and judge the pattern."""
-        from capdoctor.keys import describe_key, shape_text
         from capdoctor.probes.http_probe import Budget, Prober
         from capdoctor.probes.ratelimit import parse_headers
         from capdoctor.providers.catalog import adapter_for
+        from capdoctor.target.keys import describe_key, shape_text
 
         target = ctx.target
         if target is None:

@@ -22,7 +22,7 @@ findings, encoding the source articles' rules:
   from and the key's shape; the 401/403 it causes is then context, not an account verdict.
 
 Every input is data (`Exchange`, `Attempt`, `ModelRun`, `Target`, `Adapter`, signature matches), so the
-rules are tested on hand-built runs without any server (tests/test_models_rules.py). This module must not
+rules are tested on hand-built runs without any server (tests/checks/test_models_rules.py). This module must not
 send requests, sleep, read the environment or classify text: matches arrive with the attempts (and the
 failed model list's with `Evidence.listing_match`). Secrets are scrubbed by the check, not here.
 """
@@ -35,15 +35,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from capdoctor.keys import KeyFacts, problem_text, problem_word
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength
+from capdoctor.target.keys import KeyFacts, problem_text, problem_word
 from capdoctor.text import shorten
 
 if TYPE_CHECKING:
-    from capdoctor.context import Target
     from capdoctor.probes.http_call import Exchange
     from capdoctor.probes.http_probe import Attempt, ModelRun
     from capdoctor.providers.base import Adapter
+    from capdoctor.run.context import Target
 
 
 KIND_TEXT: dict[str, str] = {
@@ -64,7 +64,7 @@ class Evidence:
     """Everything the probe saw, handed to `judge` so that findings are testable without a network.
 
     `listing_match` is the signature match of a failed model list (the check classifies, the rules read);
-    `key` the `capdoctor.keys.KeyFacts` of the target's key (None when not described).
+    `key` the `capdoctor.target.keys.KeyFacts` of the target's key (None when not described).
     """
 
     target: Target
@@ -201,7 +201,7 @@ def _connection_findings(ev: Evidence) -> list[Finding]:
     """No HTTP answer: network. A loopback base URL nothing listens on is named as such (the local server is not
     running, or the setting is stale), in the words the verdict's `local_refused` fact reads, so that the models,
     paths and client checks and the verdict give one reading of it."""
-    from capdoctor.hosts import is_loopback
+    from capdoctor.probes.hosts import is_loopback
 
     failed = [ex for ex in ev.exchanges if ex.connection_failed]
     if not failed:
@@ -388,7 +388,7 @@ def _signature_findings(ev: Evidence, runs: Sequence[ModelRun]) -> list[Finding]
 
 def _capacity_findings(ev: Evidence) -> list[Finding]:
     """The switch-the-model rule over the primary and the alternatives."""
-    from capdoctor.fallback.client import fallback_step
+    from capdoctor.fallback.default_format import fallback_step
 
     if not ev.runs:
         return []
@@ -518,7 +518,7 @@ def _capacity_findings(ev: Evidence) -> list[Finding]:
 
 def _relay_findings(ev: Evidence) -> list[Finding]:
     """Context: the base URL is a relay or a local port, so errors may be the relay's own."""
-    from capdoctor.hosts import is_loopback
+    from capdoctor.probes.hosts import is_loopback
     from capdoctor.providers.catalog import is_official
 
     url = ev.target.base_url

@@ -9,7 +9,7 @@ exit location from the provider edge's `/cdn-cgi/trace`, and names proxy-variabl
 before any packet leaves. All probes run in parallel inside the run's deadline; the check never outlives it.
 It reads the environment only via `ctx.env`, never sends the API key, and never prints a proxy credential.
 Its requests to the provider (each path's GET and trace) come out of the run's request budget
-(`capdoctor.budget`); a path the budget refuses is not measured, and the summary names it.
+(`capdoctor.run.budget`); a path the budget refuses is not measured, and the summary names it.
 The decision (`assess`) is a pure function over the measured rows, tested table-driven.
 """
 
@@ -21,16 +21,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from capdoctor.check import Need
+from capdoctor.checks.base import Need
+from capdoctor.checks.registry import Registered
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
-from capdoctor.registry import Registered
-from capdoctor.threads import run_parallel
+from capdoctor.run.threads import run_parallel
 
 if TYPE_CHECKING:
-    from capdoctor.context import Context
     from capdoctor.model import CheckResult
     from capdoctor.probes.net_proxyenv import ProxyIssue
     from capdoctor.probes.net_timing import PathResult
+    from capdoctor.run.context import Context
 
 DEFAULT_REFERENCE_URL = "http://connectivitycheck.gstatic.com/generate_204"
 """A well-known connectivity-check URL (answers 204, an HTML 200 means a captive portal)."""
@@ -100,7 +100,7 @@ def models_url(base_url: str) -> str:
     Userinfo, query and fragment are dropped: a key in `?key=` or `user:pass@` must never travel to a proxy
     we are only testing, nor appear in the report.
     """
-    from capdoctor.urls import join, without_query
+    from capdoctor.target.urls import join, without_query
 
     return join(without_query(base_url.strip()), "models")
 

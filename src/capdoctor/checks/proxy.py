@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from capdoctor.check import Need
-from capdoctor.hosts import is_loopback_host
+from capdoctor.checks.base import Need
+from capdoctor.checks.registry import Registered
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
-from capdoctor.registry import Registered
+from capdoctor.probes.hosts import is_loopback_host
 
 if TYPE_CHECKING:
-    from capdoctor.clientconfig import Setting
-    from capdoctor.context import Context
     from capdoctor.model import CheckResult
     from capdoctor.probes.net_tls import TlsJudgement
+    from capdoctor.run.context import Context
+    from capdoctor.target.client_settings import Setting
 
 PUBLIC_PROBE_ADDRESS = "1.1.1.1"
 """Where the egress interface is computed when the target is local or absent (UDP connect sends nothing)."""
@@ -79,7 +79,7 @@ def client_proxy_entries(home: Path, env: Mapping[str, str]) -> list[tuple[dict[
 def _client_env_settings(home: Path, env: Mapping[str, str]) -> list[tuple[str, tuple[Setting, ...]]]:
     """(client, variables) from the clients' files that can set proxies: Claude Code's `settings.json`
     `env` block, Codex's `.env` (in $CODEX_HOME when set). A missing, unreadable or malformed file is skipped."""
-    from capdoctor.clientconfig import (
+    from capdoctor.target.client_settings import (
         ClientConfigError,
         claude_dir,
         codex_env_path,

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from capdoctor.check import Need
+from capdoctor.checks.base import Need
+from capdoctor.checks.registry import Registered
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, result_of, skipped
-from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
-    from capdoctor.context import Context
     from capdoctor.probes.ratelimit import RateLimits, Window
+    from capdoctor.run.context import Context
 
 
 def human_duration(seconds: float | None) -> str:

@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from capdoctor.check import Need
+from capdoctor.checks.base import Need
+from capdoctor.checks.registry import Registered
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, result_of, skipped
-from capdoctor.registry import Registered
 
 if TYPE_CHECKING:
-    from capdoctor.context import Context
     from capdoctor.probes.statuspage import PageStatus
     from capdoctor.providers.base import StatusPage
+    from capdoctor.run.context import Context
 
 IMPACT_STRENGTH: dict[str, Strength] = {
     "critical": Strength.STRONG,
@@ -100,7 +100,7 @@ class StatusCheck(Registered, check_id="status"):
 
     def run(self, ctx: Context) -> CheckResult:
         """Pick the feed, fetch it (cached), parse it, and weigh incidents on matching components."""
-        from capdoctor.hosts import is_loopback
+        from capdoctor.probes.hosts import is_loopback
         from capdoctor.probes.statuspage import fetch_page, parse_page, summary_url
         from capdoctor.providers.catalog import canonical
 

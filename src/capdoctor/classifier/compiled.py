@@ -6,7 +6,7 @@ module imports it (`parser()`, `extra_cases()`); where it is not what this modul
 None and the engine takes the public way, which judges every text the same, only slower: no gates (every phrase
 runs), no extra case groups (non-ASCII texts run every phrase). A test disables them (`_internals`) and compares.
 
-The gates (`gated`) are plain data, kept in the build cache (`capdoctor.buildcache`) so that no run parses a
+The gates (`gated`) are plain data, kept in the build cache (`capdoctor.classifier.buildcache`) so that no run parses a
 pattern for them twice: `warm(build, inputs)` runs `build` (which compiles every pattern the engine has) and
 stores the gates it made when any was new, with a digest of what the patterns were made from: `complete(inputs)`
 then says, without building, that every one is there. They are keyed by Python's exact version (its parser made
@@ -30,7 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from capdoctor import buildcache
+from capdoctor.classifier import buildcache
 
 Gate = tuple[str, ...]
 """Literals of which every match of a pattern contains one, lower-case (see `gates.required`)."""

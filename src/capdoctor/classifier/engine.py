@@ -301,7 +301,7 @@ class Engine:
         import marshal
         import sys
 
-        from capdoctor import buildcache
+        from capdoctor.classifier import buildcache
 
         inputs = self._inputs()
         key = buildcache.key(b"selective literals", sys.version.encode(), inputs) if inputs else b""
@@ -659,7 +659,8 @@ def build_inputs() -> bytes:
     cannot be read (then no cache counts as complete)."""
     from pathlib import Path
 
-    from capdoctor import buildcache, model
+    from capdoctor import model
+    from capdoctor.classifier import buildcache
 
     try:
         parts = [*package_parts(lambda _name: True), Path(model.__file__).read_bytes()]

@@ -4,7 +4,7 @@ Contract: `load()` parses `structure.toml` (exception, error-type, gRPC and errn
 (documented provider codes and messages), `phrases.toml` (phrase families per cause, one row per language)
 and `statuses.toml` (where texts put an HTTP status, and what a status means in context) into frozen
 dataclasses, validates them (a bad row is a ValueError naming it) and returns one `Tables`. `tables()` is the
-cached instance, kept between runs in the build cache (`capdoctor.buildcache`). Nothing here compiles a
+cached instance, kept between runs in the build cache (`capdoctor.classifier.buildcache`). Nothing here compiles a
 pattern or classifies: that is `engine.py`. No I/O but reading the packaged files and that cache; nothing heavy
 is imported.
 """
@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from capdoctor import buildcache
+from capdoctor.classifier import buildcache
 from capdoctor.model import Cause, Strength
 
 ORIGINS = ("body", "stream", "log", "exception")
@@ -413,7 +413,7 @@ def tables() -> Tables:
     """The packaged tables, loaded once per process on first use.
 
     Parsing the TOML is a visible share of every command's start-up, so the parsed tables are kept in the build
-    cache (`capdoctor.buildcache`), keyed by the bytes of every table file in the package (whichever `load`
+    cache (`capdoctor.classifier.buildcache`), keyed by the bytes of every table file in the package (whichever `load`
     reads), this module's and `model`'s source, capdoctor's and Python's versions: any change to what they are
     built from rebuilds them. A cache that cannot be read or written only means parsing again.
     """

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from capdoctor.cli.exitcodes import ExitCode
 from capdoctor.errors import CapdoctorError, UsageError
-from capdoctor.exitcodes import ExitCode
 
 if TYPE_CHECKING:
     from capdoctor.fallback.generate import Generated
@@ -51,7 +51,7 @@ def check_options(opts: FallbackOptions) -> None:
     if opts.from_report is not None and opts.report is not None:
         raise UsageError("--report saves a live run's report; with --from-report nothing runs")
     if opts.report is not None and str(opts.report) != "-":
-        from capdoctor.report import check_destination
+        from capdoctor.render.report import check_destination
 
         check_destination(opts.report)  # a report that cannot be written is said now, not after the probes
     if opts.merge and opts.write is None:
@@ -92,8 +92,8 @@ def live_report(request: Any, report_path: Path | None, err: TextIO) -> dict[str
 
     The report is saved to `report_path` when given, so `--from-report` can reproduce this run's output.
     """
-    from capdoctor import engine
     from capdoctor.render import for_path
+    from capdoctor.run import diagnosis as engine
 
     if request.target is None:
         raise UsageError("no provider target found: pass --provider/--base-url/--model (see capdoctor config)")
@@ -103,7 +103,7 @@ def live_report(request: Any, report_path: Path | None, err: TextIO) -> dict[str
     )
     report: dict[str, Any] = engine.diagnose(request).report
     if writer is not None and report_path is not None:
-        from capdoctor.report import write_atomic
+        from capdoctor.render.report import write_atomic
 
         try:
             write_atomic(report_path, writer(report))
@@ -115,7 +115,7 @@ def live_report(request: Any, report_path: Path | None, err: TextIO) -> dict[str
 
 def _write(path: Path, text: str) -> None:
     """Write atomically, keeping an existing file's permissions."""
-    from capdoctor.report import write_atomic
+    from capdoctor.render.report import write_atomic
 
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
     try:
@@ -141,11 +141,11 @@ def run(
     opts: FallbackOptions, live: Callable[[], Any], out: TextIO, err: TextIO, env: Mapping[str, str], home: str
 ) -> int:
     """The whole command; returns the exit code (usage errors raise `UsageError`)."""
-    from capdoctor.engine import env_secrets
-    from capdoctor.fallback.client import report_client
+    from capdoctor.fallback.default_format import report_client
     from capdoctor.fallback.generate import generate
     from capdoctor.fallback.pool import NoFallback, ReportError, pool_from_report
     from capdoctor.redact import MASK, contains_secret, redact_text
+    from capdoctor.run.diagnosis import env_secrets
 
     check_options(opts)
     secrets = env_secrets(env)

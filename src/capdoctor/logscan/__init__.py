@@ -7,7 +7,8 @@ matches, provider, status, retry, model), `recovery` (did a request complete aft
 input's chunks → records → statistics), `results` (options in, `ScanResult` out, merged in file order),
 `parallel` (big files in byte ranges over worker processes), `scanner` (the entry points `scan`, `scan_bytes`),
 then `timestamps`, `patterns` (hour/day/model/burst/retry analysis), `findings` (statistics → findings, verdict
-and the `capdoctor/logs-v1` JSON), `unplaced` and `discovery` (where each client keeps its logs). The command
-glue is `capdoctor.logs`; rendering is `capdoctor.render.logs`. Nothing here is imported by the CLI at start-up;
+and the `capdoctor/logs-v1` JSON), `unplaced` and `client_logs` (where each client keeps its logs). The command
+glue (`capdoctor logs`, shared with the `logs` check) is `command`, `capdoctor explain` is `explain`; rendering
+is `capdoctor.render.logs`. Nothing here is imported by the CLI at start-up;
 heavy modules (hyperscan, zstandard) are imported inside functions.
 """

@@ -17,10 +17,10 @@ from typing import NamedTuple
 
 from capdoctor.classifier.compiled import Gate
 from capdoctor.classifier.gates import admits, folded, required
+from capdoctor.classifier.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
+from capdoctor.classifier.signatures import engine as classifier
 from capdoctor.classifier.structure import StatusHit, error_status
 from capdoctor.logscan import outcomes
-from capdoctor.signatures import SPECIFICITY, STRENGTH_RANK, Match, extract_error
-from capdoctor.signatures import engine as classifier
 
 RETRY = outcomes.retry_pattern()
 MODEL_RE = re.compile(

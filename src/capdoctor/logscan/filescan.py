@@ -16,6 +16,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Collection
 from datetime import datetime
 
+from capdoctor.classifier.signatures import engine as classifier
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.facts import Facts, find_request_ids, judge
 from capdoctor.logscan.memo import RecordMemo
@@ -24,7 +25,6 @@ from capdoctor.logscan.records import MAX_LINE, RECORD_CHARS, WINDOW, example_of
 from capdoctor.logscan.recovery import SUCCESS_WINDOW, Recovery
 from capdoctor.logscan.results import MAX_EVENTS, Event, FileInfo, ScanOptions, ScanResult, SigStat, max_dt, min_dt
 from capdoctor.logscan.timestamps import parse_timestamp
-from capdoctor.signatures import engine as classifier
 
 CHATTER_HEAD = 160
 """How much of a line `FileScanner._chatter` reads for its level."""

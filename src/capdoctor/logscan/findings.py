@@ -18,10 +18,10 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from capdoctor.classifier.signatures import STRENGTH_RANK, by_id
 from capdoctor.logscan.patterns import Patterns
 from capdoctor.logscan.results import ScanResult, SigStat
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, Verdict, result_of
-from capdoctor.signatures import STRENGTH_RANK, by_id
 from capdoctor.text import stamp
 
 SCHEMA = "capdoctor/logs-v1"

@@ -14,12 +14,12 @@ import os
 import sys
 from typing import Any
 
+from capdoctor.classifier.signatures import engine as classifier
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.filescan import CARRY_CAP, FileScanner
 from capdoctor.logscan.memo import RecordMemo
 from capdoctor.logscan.prefilter import prefilter_for
 from capdoctor.logscan.results import Event, ScanOptions, ScanResult
-from capdoctor.signatures import engine as classifier
 
 PARALLEL_MIN_BYTES = 64 * 1024 * 1024
 """Plain data above this is split over the CPU cores (process start-up costs more than it saves below)."""

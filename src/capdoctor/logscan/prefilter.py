@@ -8,8 +8,8 @@ imports, else a pure-Python fallback: one lower-casing pass, then one trie-shape
 (the classification engine's trie builder). Only candidate lines found here are decoded
 and confirmed by the signature regexes; this module never decodes text or classifies anything.
 Heavy imports (hyperscan) happen inside `build_prefilter`, never at import time. The compiled hyperscan
-database is kept between runs in the build cache (`capdoctor.buildcache`), keyed by the literals, the library's
-version and the machine; a cached database that does not load or scan is compiled again.
+database is kept between runs in the build cache (`capdoctor.classifier.buildcache`), keyed by the
+literals, the library's version and the machine; a cached database that does not load or scan is compiled again.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from capdoctor import buildcache
+from capdoctor.classifier import buildcache
 
 
 class Prefilter(Protocol):
@@ -252,7 +252,7 @@ def scan_literals() -> ScanLiterals:
     """The engine's selective literals, as the file scanner reads them (built once per process)."""
     global _SCAN_LITERALS
     if _SCAN_LITERALS is None:
-        from capdoctor.signatures import engine as classifier
+        from capdoctor.classifier.signatures import engine as classifier
 
         eng = classifier()
         table, chosen = eng.literals(), eng.selective
@@ -271,7 +271,7 @@ def prefilter_for(engine: str | None, extra: bool = False) -> Prefilter:
     part."""
     key = (engine, extra)
     if key not in _PREFILTERS:
-        from capdoctor.signatures import engine as classifier
+        from capdoctor.classifier.signatures import engine as classifier
 
         literals = scan_literals().extra if extra else classifier().literals()
         _PREFILTERS[key] = build_prefilter(literals, prefer=engine)

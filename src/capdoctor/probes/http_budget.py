@@ -1,4 +1,4 @@
-"""The request hook that makes the run's request budget (`capdoctor.budget`) hold whatever a check does.
+"""The request hook that makes the run's request budget (`capdoctor.run.budget`) hold whatever a check does.
 
 Contract: `budget_hook(budget)` returns an httpx `request` event hook. Every client capdoctor makes for the
 network carries it (`Context.http_client`, the paths check's own clients), so it sees each request just
@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from capdoctor.budget import UNPLANNED, RunBudget
+from capdoctor.run.budget import UNPLANNED, RunBudget
 
 TOKEN_FIELDS = ("max_tokens", "max_output_tokens", "max_completion_tokens")
 

@@ -8,7 +8,7 @@ their first success. Between attempts it backs off exponentially with jitter, ho
 that model's attempts. It never retries what cannot succeed (401/403/404, and failures whose signature says
 quota, account or client). It is hard-capped in requests (`Budget.max_requests`, this check's own cap) and
 takes every request, and its output tokens, from the run's budget (`ctx.provider_budget`, shared by every
-check: `capdoctor.budget`) so a diagnosis never adds load; when the run's budget refuses, it stops and records
+check: `capdoctor.run.budget`) so a diagnosis never adds load; when the run's budget refuses, it stops and records
 what it had planned and did not send (`not_sent`, `budget_note`). It stops everything after a connection-level
 failure that would only repeat (refused, timeout, TLS, DNS) or after `Budget.connection_strikes` connection
 failures in a row (a target that resets every request is answered in a second, not at the deadline). It
@@ -30,8 +30,8 @@ from capdoctor.probes.ratelimit import parse_retry_after, retry_hint_in_body
 if TYPE_CHECKING:
     import httpx
 
-    from capdoctor.context import Context, Target
     from capdoctor.providers.base import Adapter, ProbeRequest
+    from capdoctor.run.context import Context, Target
 
 STOP_ALL_KINDS = frozenset({"refused", "timeout", "tls", "connect"})
 """Connection failures that the next request would only repeat: probing stops after the first."""
@@ -65,7 +65,7 @@ class Budget:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> Budget:
-        """The `models.*` options (checked and defaulted by `capdoctor.options`; tests use them to keep runs fast)."""
+        """The `models.*` options (checked and defaulted by `capdoctor.target.options`; tests keep runs short)."""
         return cls(
             max_attempts=options["models.max_attempts"],
             primary_attempts=options["models.primary_attempts"],

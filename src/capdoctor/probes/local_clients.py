@@ -3,7 +3,7 @@
 Contract: `CLIENTS` and `SDK_PACKAGES` are the tables the `client` check walks; `read_client_configs()` reads
 the few settings files that decide where a client sends requests (model, base URL, key variable) and
 returns `ClientConfig` rows with the file each value came from. Reading and parsing the files is
-`capdoctor.clientconfig`'s job; this module only turns what it parsed into rows (`client_config` takes
+`capdoctor.target.client_settings`'s job; this module only turns what it parsed into rows (`client_config` takes
 text). Must not read credential files (auth.json, ~/.claude.json), never returns secret values (only
 whether a key is set), and never raises on a malformed file: the row carries `error` instead.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from capdoctor.clientconfig import (
+from capdoctor.target.client_settings import (
     ClaudeSettings,
     ClientConfigError,
     CodexConfig,

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from capdoctor.threads import map_parallel
-from capdoctor.urls import join
+from capdoctor.run.threads import map_parallel
+from capdoctor.target.urls import join
 
 if TYPE_CHECKING:
     import httpx

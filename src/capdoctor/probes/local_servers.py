@@ -10,7 +10,7 @@ shape it answered in (OpenAI's `data` list, Anthropic's `has_more` list or `{"ty
 where "model requires more system memory" appears. Parsers (`parse_ollama_ps`, `error_text`) are pure.
 Must not probe anything but the given bases, must not generate tokens, must not raise for a closed port or a
 malformed answer, and must not judge the error texts it returns: the signature table does that (the hardware
-check classifies them through `capdoctor.signatures`).
+check classifies them through `capdoctor.classifier.signatures`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from capdoctor import urls
-from capdoctor.hosts import hostname, is_loopback, url_port_open
+from capdoctor.probes.hosts import hostname, is_loopback, url_port_open
+from capdoctor.target import urls
 
 if TYPE_CHECKING:
     import httpx
 
-    from capdoctor.context import Target
+    from capdoctor.run.context import Target
 
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
 
@@ -60,7 +60,7 @@ SHAPE_NAMES = {
 KIND_NAMES = {k.id: k.name for k in SERVERS} | SHAPE_NAMES
 
 OTHER_LOCAL_HOSTS = frozenset({"0.0.0.0", "host.docker.internal"})
-"""Hosts that are this machine without being loopback names (see `capdoctor.hosts` for those)."""
+"""Hosts that are this machine without being loopback names (see `capdoctor.probes.hosts` for those)."""
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,7 @@ def summary_url(url: str) -> str:
     """The machine-readable URL for a status page root (`…/api/v2/summary.json`); JSON URLs pass through."""
     if url.endswith(".json") or "/proxy/" in url:
         return url
-    from capdoctor.urls import join
+    from capdoctor.target.urls import join
 
     return join(url, "api/v2/summary.json")
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from capdoctor import urls
-from capdoctor.context import Target
 from capdoctor.probes.sse import Event
 from capdoctor.providers.base import (
     FINISHED,
@@ -28,6 +26,8 @@ from capdoctor.providers.base import (
     error_fields,
     join,
 )
+from capdoctor.run.context import Target
+from capdoctor.target import urls
 
 ANTHROPIC_VERSION = "2023-06-01"
 ANTHROPIC_RATELIMIT = HeaderFamily(

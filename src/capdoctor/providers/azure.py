@@ -8,9 +8,9 @@ Keys are 32 hex characters with no prefix. No I/O here; no cause decisions.
 
 from __future__ import annotations
 
-from capdoctor.context import Target
 from capdoctor.providers.base import OUTPUT_TOKENS, X_RATELIMIT, StatusPage, join
 from capdoctor.providers.compat import CompatAdapter
+from capdoctor.run.context import Target
 
 
 class AzureAdapter(CompatAdapter):

@@ -10,7 +10,7 @@ these attributes through `capdoctor.providers.catalog`; none of them keeps a per
 An adapter is data plus small pure functions. It builds `ProbeRequest`s (cheapest first: the model list,
 then the smallest valid generation) and reads what comes back (`read_body`, `read_event`) into an
 `Outcome`: output seen, a failure with the provider's own code/type/message, or nothing decisive yet.
-Adapters never do I/O, never classify causes (that is `capdoctor.signatures`), and never hold a key
+Adapters never do I/O, never classify causes (that is `capdoctor.classifier.signatures`), and never hold a key
 beyond putting it into the request headers they return.
 """
 
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from capdoctor import urls
+from capdoctor.target import urls
 from capdoctor.text import shorten
 
 if TYPE_CHECKING:
-    from capdoctor.context import Target
     from capdoctor.probes.sse import Event
+    from capdoctor.run.context import Target
 
 PROBE_PROMPT = "ping"
 OUTPUT_TOKENS = 16
@@ -195,7 +195,7 @@ def error_fields(obj: Any) -> ErrorInfo | None:
 
 
 def join(base: str, path: str) -> str:
-    """`path` under `base`, the base's query kept (see `capdoctor.urls.join`, the one joining rule)."""
+    """`path` under `base`, the base's query kept (see `capdoctor.target.urls.join`, the one joining rule)."""
     return urls.join(base, path)
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from capdoctor import urls
-from capdoctor.context import Target
 from capdoctor.providers.base import (
     OK,
     OUTPUT_TOKENS,
@@ -25,6 +23,8 @@ from capdoctor.providers.base import (
     error_fields,
     join,
 )
+from capdoctor.run.context import Target
+from capdoctor.target import urls
 
 
 def _root(base_url: str) -> str:

@@ -8,9 +8,9 @@ No I/O here; no cause decisions.
 
 from __future__ import annotations
 
-from capdoctor.context import Target
 from capdoctor.providers.base import HeaderFamily, ProbeRequest, StatusPage, join
 from capdoctor.providers.compat import CompatAdapter
+from capdoctor.run.context import Target
 
 OPENROUTER_RATELIMIT = HeaderFamily("generic", "x-ratelimit-{field}", ("requests",), "instant")
 """`X-RateLimit-Limit`, `-Remaining`, `-Reset` (epoch milliseconds): one window."""

@@ -87,10 +87,10 @@ def network_snapshot(
     clients use), as a redacted `Snapshot`."""
     import time
 
-    from capdoctor.context import Target
-    from capdoctor.engine import RunRequest, diagnose, env_secrets
-    from capdoctor.options import resolve
     from capdoctor.redact import redact
+    from capdoctor.run.context import Target
+    from capdoctor.run.diagnosis import RunRequest, diagnose, env_secrets
+    from capdoctor.target.options import resolve
     from capdoctor.watch.store import Snapshot
 
     ex = rnd.exchange

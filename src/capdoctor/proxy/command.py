@@ -38,8 +38,8 @@ on 2 busy cores: p99 added latency about 2 ms instead of 5-7 ms; the median did 
 
 
 def _scrubber(settings: ProxySettings) -> Callable[[str], str]:
-    from capdoctor.engine import env_secrets
     from capdoctor.redact import redact_text
+    from capdoctor.run.diagnosis import env_secrets
     from capdoctor.text import one_line
 
     secrets = [*env_secrets(os.environ), *((settings.token,) if settings.token else ())]
@@ -102,7 +102,7 @@ def proxy_command(
     db = settings.db or default_db()
     Store.open(db).close()  # a history that cannot be used is exit 2 now, not a warning later
     say, warn = _writer(out, scrub), _writer(err, scrub)
-    from capdoctor.hosts import is_loopback_host
+    from capdoctor.probes.hosts import is_loopback_host
 
     if settings.metrics_port is not None and not is_loopback_host(settings.metrics_host):
         warn(

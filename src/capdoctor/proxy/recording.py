@@ -40,7 +40,7 @@ NETWORK_KINDS = frozenset({"refused", "timeout", "reset", "tls", "connect", "cut
 
 def _error_text(obs: Observed) -> str | None:
     """The provider's words for the failure (`code (type): message` where the engine finds fields), whole."""
-    from capdoctor.signatures import extract_error
+    from capdoctor.classifier.signatures import extract_error
 
     raw = obs.error_event or obs.error_body
     if raw:
@@ -76,7 +76,7 @@ def judge(obs: Observed) -> RoundRecord:
         if "text/html" in obs.content_type.lower():
             kind = "html"
         text = obs.error_event or obs.error_body or ""
-        from capdoctor.signatures import classify
+        from capdoctor.classifier.signatures import classify
 
         matches = classify(
             text,

@@ -91,7 +91,7 @@ def parse_upstream(value: str, source: str) -> Upstream:
     """`URL` or `/PREFIX=URL` into an `Upstream`, or `UsageError`. The provider is the one the host names, else
     the one the prefix's last segment names (`/anthropic=http://relay:4000`), else unknown."""
     from capdoctor.providers.catalog import provider_for_host
-    from capdoctor.urls import url_problem
+    from capdoctor.target.urls import url_problem
 
     text = value.strip()
     prefix = ""
@@ -121,7 +121,7 @@ def provider_upstream(name: str, source: str) -> Upstream:
     """The upstream of a catalogue provider: its default base URL without a trailing `/v1` (the client's SDK
     adds that), or `UsageError` for a name the catalogue does not know or a provider without a public URL."""
     from capdoctor.providers.catalog import PROVIDER_NAMES, adapter_for, canonical
-    from capdoctor.urls import root
+    from capdoctor.target.urls import root
 
     known = canonical(name)
     if known is None:
@@ -164,7 +164,7 @@ def build(
     network_checks: bool = True,
 ) -> ProxySettings:
     """The checked settings; `UsageError` (exit 2) for the first bad value, before anything listens."""
-    from capdoctor.hosts import bind_problem, is_loopback_host
+    from capdoctor.probes.hosts import bind_problem, is_loopback_host
 
     mounts = [parse_upstream(v, "flag --upstream") for v in upstreams or ()]
     if provider is not None:

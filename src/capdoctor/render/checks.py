@@ -15,7 +15,7 @@ from capdoctor.render.console import is_tty
 
 def render(out: Any, json_out: bool = False, no_color: bool = False) -> None:
     """Write the list of checks to `out`."""
-    from capdoctor.registry import BUILTIN
+    from capdoctor.checks.registry import BUILTIN
 
     rows: list[dict[str, Any]] = [
         {"id": i.id, "title": i.title, "stage": i.stage, "description": i.description} for i in BUILTIN

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from capdoctor.streams import is_utf
+from capdoctor.cli.streams import is_utf
 
 if TYPE_CHECKING:
     from rich.console import Console

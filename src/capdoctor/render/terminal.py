@@ -28,7 +28,7 @@ from capdoctor.render import ASCII_GLYPHS, GLYPHS
 from capdoctor.text import neutralise, neutralise_all, one_line
 
 if TYPE_CHECKING:
-    from capdoctor.check import Check
+    from capdoctor.checks.base import Check
     from capdoctor.model import CheckResult
 
 STYLES = {"pass": "green", "warn": "yellow", "fail": "red", "skip": "dim", "error": "bold red"}

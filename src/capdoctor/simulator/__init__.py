@@ -23,7 +23,7 @@ Models: every shape offers its own catalogue (payloads.CATALOG) plus the scenari
 models; "primary" behaviour applies to any model that is not an alternative, and a model the shape does not
 offer at all gets that shape's 404 model-not-found, as a real provider would answer.
 
-Contract: the simulator must not import capdoctor.signatures or any classifier; it serves literal provider
+Contract: the simulator must not import capdoctor.classifier.signatures or any classifier; it serves literal provider
 responses, so a classifier tested against it is tested against the providers' real shapes. It imports only
 the standard library (and capdoctor.errors), binds loopback by default, and prints nothing unless asked.
 """

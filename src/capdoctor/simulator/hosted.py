@@ -6,7 +6,7 @@ scenario answers the OpenAI shape — unless the row carries the provider's own 
 (`own`, keyed by the OpenAI reply's error `code`, e.g. `server_is_overloaded`): so every scenario plays on
 every hosted shape without the scenarios knowing about it. Adding a hosted provider to the simulator means
 adding its row (and its literal bodies) here; routes, the index, `Simulator.base_url` and the demo read
-`HOSTED`. Data only: no I/O, and (like the rest of the simulator) no import of capdoctor.signatures.
+`HOSTED`. Data only: no I/O, and (like the rest of the simulator) no import of capdoctor.classifier.signatures.
 """
 
 from __future__ import annotations

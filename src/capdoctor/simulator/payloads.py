@@ -3,7 +3,7 @@
 Contract: every function here is pure apart from reading `now` and drawing random ids; it builds the JSON
 bodies, header sets and event sequences that the real providers send on success (shapes copied from the
 providers' API references and recorded responses), and the model catalogues per wire shape. It does no I/O,
-knows nothing of sockets, and never imports capdoctor.signatures or any classifier: errors are not built here
+knows nothing of sockets, and never imports capdoctor.classifier.signatures or any classifier: errors are not built here
 but written as literal data in `scenarios.py`.
 
 Wire shapes: "openai" (/v1), "anthropic", "gemini", "ollama" (native /api), "compat" (Ollama's OpenAI-compatible

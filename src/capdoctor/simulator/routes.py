@@ -4,7 +4,7 @@ Contract: `respond()` is pure apart from the clock, random ids and the `attempt`
 turns a parsed request into an `Outgoing` (status, headers, body or stream frames, or a transport action such
 as "hang" or "reset") and never touches sockets. It decides *which* literal reply of the scenario applies
 (primary vs alternative model, flaky pattern, stream vs plain); it never classifies errors and must not
-import capdoctor.signatures.
+import capdoctor.classifier.signatures.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Contract: this module is data plus two tiny pure helpers. Each `Scenario` says w
 primary model, every model, or a deterministic pattern), with which literal response per wire shape (copied
 from the real providers' error shapes in shared/reference/signatures.md and platform-facts.md), how the
 status page looks, and which cause capdoctor should name (`expected_cause`, used by `capdoctor demo` as a
-self-test). It must not import capdoctor.signatures or any classifier, and must not do I/O.
+self-test). It must not import capdoctor.classifier.signatures or any classifier, and must not do I/O.
 
 Placeholders in string values are filled per response by the server: `{model}` (the requested model),
 `{request_id}` (the response's request id), `{reset_epoch}` (now + 1 h, Unix seconds), `{now_epoch}` and

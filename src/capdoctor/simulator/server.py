@@ -3,7 +3,7 @@
 Contract: `Simulator` owns the socket, the threads, the request log and the transport tricks (hang, RST,
 truncated streams); `routes.respond` decides every response. `start()` never blocks; `stop()` returns
 promptly even while clients hang, because every client socket is tracked and shut down on stop. The server
-binds 127.0.0.1 unless told otherwise. It must not import capdoctor.signatures or any classifier, must not
+binds 127.0.0.1 unless told otherwise. It must not import capdoctor.classifier.signatures or any classifier, must not
 print anything unless given a `log` callback, and never logs headers, bodies or query strings (keys live there).
 """
 

@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from capdoctor.clientuse import ClientInUse, switched_model
 from capdoctor.model import Cause, CheckResult, Finding, NextStep
+from capdoctor.target.clientuse import ClientInUse, switched_model
 from capdoctor.verdict.weighing import refused_locally, weight
 
 

@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from capdoctor.clientuse import ClientInUse
 from capdoctor.model import (
     INCONCLUSIVE,
     NONE,
@@ -38,6 +37,7 @@ from capdoctor.model import (
     Status,
     Verdict,
 )
+from capdoctor.target.clientuse import ClientInUse
 from capdoctor.text import stamp as _stamp
 from capdoctor.verdict.advice import CAUSE_TEXT, STEP_TOPICS, CauseText, dedupe, fit_step, measured, steps_for, summary
 from capdoctor.verdict.calibration import calibrate

@@ -27,8 +27,8 @@ from capdoctor.watch.rounds import MIN_QUIET_INTERVAL_S, Guard, Stopped, watch
 from capdoctor.watch.store import DEFAULT_RETENTION_DAYS, HistoryBusy, HistoryError, Store
 
 if TYPE_CHECKING:
-    from capdoctor.engine import RunRequest
-    from capdoctor.logs import LogsRun
+    from capdoctor.logscan.command import LogsRun
+    from capdoctor.run.diagnosis import RunRequest
     from capdoctor.watch.records import RoundRecord
 
 DB_NAME = "history.sqlite3"
@@ -39,7 +39,7 @@ def default_db() -> Path:
     `context.user_dir` answer, which also places capdoctor.toml and the cache)."""
     import sys
 
-    from capdoctor.context import user_dir
+    from capdoctor.run.context import user_dir
 
     return user_dir("data", os.environ, Path.home(), sys.platform) / DB_NAME
 
@@ -58,8 +58,8 @@ class WatchSettings:
 
 
 def _scrubber(request: RunRequest) -> Callable[[str], str]:
-    from capdoctor.engine import env_secrets
     from capdoctor.redact import redact_text
+    from capdoctor.run.diagnosis import env_secrets
 
     secrets = [
         *env_secrets(request.env),
@@ -82,7 +82,7 @@ def round_line(rnd: RoundRecord) -> str:
 
 
 def _validate(request: RunRequest, settings: WatchSettings, err: TextIO, scrub: Callable[[str], str]) -> None:
-    from capdoctor.hosts import bind_problem, is_loopback_host
+    from capdoctor.probes.hosts import bind_problem, is_loopback_host
 
     if request.target is None:
         raise UsageError(
@@ -230,10 +230,10 @@ def history_command(db: Path | None, since: str | None, json_out: bool, out: Tex
     from datetime import datetime, timezone
 
     from capdoctor import __version__
-    from capdoctor.engine import env_secrets
-    from capdoctor.exitcodes import for_verdict
+    from capdoctor.cli.exitcodes import for_verdict
     from capdoctor.logscan.timestamps import parse_since
     from capdoctor.redact import redact
+    from capdoctor.run.diagnosis import env_secrets
     from capdoctor.watch import history
 
     now = datetime.now(timezone.utc)

@@ -78,7 +78,7 @@ def scan_of(rounds: Sequence[RoundRecord], tz: tzinfo | None = None) -> ScanResu
     when a later attempt of that model in the round answered — the retry facts the scanner reads from logs.
     `last_success` holds the index of the last answered attempt, so "went quiet on its last error" works too.
     """
-    from capdoctor.signatures import by_id
+    from capdoctor.classifier.signatures import by_id
 
     table = by_id()
 

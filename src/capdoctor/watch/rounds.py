@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from capdoctor.watch.records import RoundRecord, round_of
 
 if TYPE_CHECKING:
-    from capdoctor.engine import RunRequest
+    from capdoctor.run.diagnosis import RunRequest
 
 ROUND_CHECKS: tuple[str, ...] = ("models", "status", "quota", "paths")
 """The cheap checks a round runs: nothing that installs, scans the disk or reads local hardware."""
@@ -80,7 +80,7 @@ class Guard:
 
 def round_request(base: RunRequest) -> RunRequest:
     """`base` narrowed to a round: the round's checks and the models check's request cap."""
-    from capdoctor import registry
+    from capdoctor.checks import registry
 
     options = dict(base.options)
     wanted = int(options.get("models.max_requests", ROUND_MAX_REQUESTS))
@@ -90,7 +90,7 @@ def round_request(base: RunRequest) -> RunRequest:
 
 def run_round(request: RunRequest, clock: Callable[[], float] = time.time) -> RoundRecord:
     """Run one round and return its record (raises only what the engine raises, and `Stopped`)."""
-    from capdoctor import engine
+    from capdoctor.run import diagnosis as engine
 
     started = clock()
     outcome = engine.diagnose(request)

@@ -1,0 +1,45 @@
+"""The `Check` protocol: the one shape every diagnostic stage has.
+
+A check is a small object with stable metadata and a synchronous `run(ctx)`. The runner (not the check)
+owns timing, the deadline, concurrency, crash containment and progress events; a check only looks and
+reports. Checks must import heavy libraries (httpx, psutil, pynvml) *inside* `run`, so that listing
+checks or printing the version stays fast.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from capdoctor.model import CheckResult
+    from capdoctor.run.context import Context
+
+
+class Need(str, Enum):
+    """What a check needs before it can run; the runner skips it, with the reason, when a need is unmet."""
+
+    TARGET = "target"  # a provider target (base URL and model) was given or discovered
+    NETWORK = "network"  # it talks to the network (never needed in `--offline`-like settings)
+    INFERENCE = "inference"  # it spends tokens (disabled by --no-inference)
+
+
+@runtime_checkable
+class Check(Protocol):
+    """One diagnostic stage.
+
+    `id` is stable and used on the command line; `stage` orders the report (cheap to expensive);
+    `description` is one line on what the check tells; `after` names checks whose results this one reads
+    from `ctx.results` (the runner starts it once those have finished, or were not selected).
+    """
+
+    id: str
+    title: str
+    stage: int
+    description: str
+    needs: frozenset[Need]
+    after: tuple[str, ...]
+
+    def run(self, ctx: Context) -> CheckResult:
+        """Look, and report. May block; must honour `ctx.remaining()` for anything that waits."""
+        ...

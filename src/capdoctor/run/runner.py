@@ -1,0 +1,179 @@
+"""The staged runner: runs checks concurrently under one deadline, contains crashes, reports progress.
+
+Cross-cutting concerns live here and nowhere else: ordering by stage, waiting for the checks a check reads
+(`after`), skipping checks whose needs are unmet, timing, the single deadline, and turning crashes and
+overruns into `error` results. Each check runs in a daemon thread, so a check that hangs can never keep the
+CLI from finishing: at the deadline it is reported as "timed out after N s" and abandoned.
+
+Shares of the time: a check that others wait for (`after`) sees a context whose deadline is its share of the
+time left when it starts (`DEPENDED_SHARE`); its requests size themselves by it, and its dependants start
+when it finishes or when its share (plus `SHARE_GRACE_S`) is spent, whichever comes first — one slow check
+never keeps the later ones from running. A result that arrives after its dependants went ahead says so in
+its details. Progress goes to an observer (the terminal renderer draws spinners); the runner never prints.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import PurePath
+from typing import Protocol
+
+from capdoctor.checks.base import Check, Need
+from capdoctor.model import CheckResult, Status, result_of
+from capdoctor.run.context import Context
+
+DEPENDED_SHARE = 0.6
+"""The share of the time left that a check other checks wait for may use."""
+
+SHARE_GRACE_S = 0.25
+"""How long past its share a waited-for check may take to hand over its result before the others go ahead."""
+
+HANDOVER_S = 0.25
+"""Checks see the run's deadline this much early: one that sizes its last request by the time left still
+hands its result over before the runner stops waiting for it."""
+
+
+class Observer(Protocol):
+    """Receives progress events; implementations must be thread-safe and quick."""
+
+    def started(self, check: Check) -> None:
+        """`check` began running."""
+
+    def finished(self, result: CheckResult) -> None:
+        """A check ended (in any status, including skip and timeout)."""
+
+
+class NullObserver:
+    """An observer that ignores everything (JSON output, tests)."""
+
+    def started(self, check: Check) -> None:
+        """Ignore."""
+
+    def finished(self, result: CheckResult) -> None:
+        """Ignore."""
+
+
+def unmet_need(check: Check, ctx: Context) -> str | None:
+    """Why `check` cannot run in `ctx`, as a one-line skip reason, or None when it can."""
+    if Need.TARGET in check.needs and ctx.target is None:
+        return "no target: pass --base-url/--model, or set a provider key such as OPENAI_API_KEY"
+    if Need.INFERENCE in check.needs and ctx.no_inference:
+        return "skipped: --no-inference forbids calls that spend tokens"
+    return None
+
+
+def _crash_result(check: Check, exc: BaseException) -> CheckResult:
+    last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    where = f" at {PurePath(last[0].filename).name}:{last[0].lineno}" if last else ""
+    return result_of(
+        check,
+        Status.ERROR,
+        f"the check crashed — please report: {type(exc).__name__}: {exc}{where}",
+    )
+
+
+def run_checks(
+    checks: Sequence[Check],
+    ctx: Context,
+    observer: Observer | None = None,
+) -> list[CheckResult]:
+    """Run `checks` concurrently under `ctx.deadline` and return one result per check, in stage order.
+
+    A check starts as soon as every check named in its `after` that is part of this run has finished.
+    Results are added to `ctx.results` as they arrive so that dependants can read them.
+    """
+    obs = observer or NullObserver()
+    selected = {c.id for c in checks}
+    waited_for = {d for c in checks for d in c.after if d in selected}
+    done = threading.Condition(threading.Lock())
+    results: dict[str, CheckResult] = {}
+    started_at: dict[str, float] = {}
+    due: dict[str, float] = {}  # check id -> end of its share (waited-for checks only)
+    went_ahead: set[str] = set()  # waited-for checks whose dependants started without their result
+
+    def finish(check: Check, result: CheckResult, t0: float) -> None:
+        now = time.monotonic()
+        timed = replace(result, duration_ms=int((now - t0) * 1000))
+        with done:
+            if check.id in results:  # already reported as timed out
+                return
+            if check.id in went_ahead:
+                note = (
+                    f"overran its share of the run ({now - t0:.1f} s of {due[check.id] - t0:.1f} s): the "
+                    "checks that read it went ahead without it"
+                )
+                timed = replace(timed, details=(*timed.details, note))
+            results[check.id] = timed
+            ctx.results[check.id] = timed
+            ctx.provider_budget.release(check.id)  # its reserve of the request budget goes back to everyone
+            done.notify_all()
+        obs.finished(timed)
+
+    def body(check: Check, check_ctx: Context, t0: float) -> None:
+        obs.started(check)
+        try:
+            result = check.run(check_ctx)
+        except BaseException as exc:
+            result = _crash_result(check, exc)
+        finish(check, result, t0)
+
+    def ready(dep: str, now: float) -> bool:
+        """`dep`'s result is in, or its share is spent (then the dependants go ahead without it)."""
+        if dep in results:
+            return True
+        if dep in due and now >= due[dep] + SHARE_GRACE_S:
+            went_ahead.add(dep)
+            return True
+        return False
+
+    pending = list(checks)
+    with done:
+        while True:
+            now = time.monotonic()
+            for check in list(pending):
+                if not all(ready(d, now) for d in check.after if d in selected):
+                    continue
+                pending.remove(check)
+                reason = unmet_need(check, ctx)
+                if reason is not None:
+                    skip = result_of(check, Status.SKIP, reason)
+                    results[check.id] = skip
+                    ctx.results[check.id] = skip
+                    ctx.provider_budget.release(check.id)
+                    obs.finished(skip)  # observers never take the runner's lock, so this cannot deadlock
+                    continue
+                end = ctx.deadline - HANDOVER_S
+                if check.id in waited_for:
+                    end = due[check.id] = now + DEPENDED_SHARE * max(0.0, end - now)
+                check_ctx = replace(ctx, deadline=end)
+                started_at[check.id] = now
+                threading.Thread(
+                    target=body, args=(check, check_ctx, now), name=f"check-{check.id}", daemon=True
+                ).start()
+            if len(results) == len(checks):
+                break
+            left = ctx.remaining()
+            if left <= 0:
+                break
+            wake = [d + SHARE_GRACE_S - now for k, d in due.items() if k not in results]
+            done.wait(timeout=max(0.01, min([left, 0.5, *wake])))
+
+        overdue = [c for c in checks if c.id not in results]
+        for check in overdue:
+            t0 = started_at.get(check.id)
+            if t0 is None:
+                res = result_of(check, Status.ERROR, "did not start before the deadline (a check it waits for overran)")
+            else:
+                res = replace(
+                    result_of(check, Status.ERROR, f"timed out after {max(ctx.deadline - t0, 0):.0f} s"),
+                    duration_ms=int((time.monotonic() - t0) * 1000),
+                )
+            results[check.id] = res
+            ctx.results[check.id] = res
+    for check in overdue:
+        obs.finished(results[check.id])
+    return sorted((results[c.id] for c in checks), key=lambda r: (r.stage, r.id))
