@@ -817,3 +817,48 @@ def test_records_whose_numbers_change_among_their_words_scan_as_judged_afresh(mo
         out.append(f"{ts} {kinds[i % 3].format(rng.randrange(1000, 10000))}")
     fast = _scans_as_judged_afresh(monkeypatch, ("\n".join(out) + "\n").encode())
     assert sum(s.count for s in fast.stats.values()) == 3000
+
+
+def test_an_agents_ordinary_lines_scan_as_judged_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines that hold a literal of the engine but none of its selective ones are dropped unjudged only at a quiet
+    level (INFO, DEBUG, a JSON `"level":"info"`); the same words at WARN or with no level, and the errors among
+    them, scan exactly as the scan that judges every candidate record (`_oracle`)."""
+    rng = random.Random(21)
+    errors = [e for e in _examples() if e.isascii() and classify(f"2026-11-29T00:00:00Z ERROR {e}", origin="log")]
+    kinds = (
+        "{ts} DEBUG session: context window 200000 tokens, {n} used",
+        "{ts} INFO  ollama: GET http://localhost:11434/api/tags -> 200 in {n}ms",
+        "{ts} DEBUG provider: using local server http://127.0.0.1:{port}/v1",
+        "{ts} INFO  tool: cat src/m_{n}.py: No such file or directory",
+        '{{"level":"info","ts":"{ts}","msg":"model not found in cache, loading {n}"}}',
+        "{ts} WARN  session: context window 200000 tokens, {n} used",
+        "{ts} tool: cat src/m_{n}.py: No such file or directory",
+        '{ts} INFO  127.0.0.1:{port} - "GET /api/v1/health HTTP/1.1" 404 Not Found',
+        "{ts} INFO  upstream said 429 Too Many Requests, retrying in {n}ms",
+        "{ts} ERROR {error}",
+    )
+    out = []
+    for i in range(3000):
+        ts = f"2026-11-29T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z"
+        n, port, error = rng.randrange(99999), rng.randrange(1024, 65536), rng.choice(errors)
+        out.append(rng.choice(kinds).format(ts=ts, n=n, port=port, error=error))
+    data = ("\n".join(out) + "\n").encode()
+    fast = _scans_as_judged_afresh(monkeypatch, data)
+    assert sum(s.count for s in fast.stats.values()) > 300
+
+
+def test_every_match_holds_a_selective_literal() -> None:
+    """What dropping a quiet line unjudged relies on: wherever a row, status name or spelling matches a text (every
+    row example and corpus text, as a log line), the text holds one of the engine's selective literals."""
+    eng = classifier()
+    chosen = eng.selective
+    checked = 0
+    for text in [*_examples(), *_corpus_texts()]:
+        if not text.isascii() or "\\u" in text:
+            continue
+        found = [m for m in classify(text, origin="log") if m.signature.layer.value != "words"]
+        if found:
+            low = text.lower()
+            assert any(lit in low for lit in chosen), (text, [m.signature.id for m in found])
+            checked += 1
+    assert checked > 500
