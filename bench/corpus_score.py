@@ -36,11 +36,16 @@ TUNING = (
     "tune11",
     "tune12",
     "tune13",
+    "tune14",
 )
 """The sets that may be read while tuning; `holdout` is the other half of the split. Each later set was scored
 once by the engine as it stood before it was tuned on (`tune7` by the seventh round's, `tune8` … `tune11` by
-the eighth's as it stood, `tune12` and `tune13` by the ninth's); every one of them has been tuned on since."""
-HALVES = (*TUNING, "holdout")
+the eighth's as it stood, `tune12` and `tune13` by the ninth's, `tune14` with its held-out half `holdout14` by the
+tenth's); every one of them has been tuned on since."""
+HELD_OUT = ("holdout", "holdout14")
+"""The held-out halves: `holdout` (the first split) and `holdout14` (the fourteenth batch's other half): scored,
+never read, their misses never listed."""
+HALVES = (*TUNING, *HELD_OUT)
 CAUSES = ("capacity", "quota", "account", "network", "hardware", "client")
 
 
@@ -110,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--misses", action="store_true", help="list the misses (tuning sets only)")
     args = parser.parse_args(argv)
     halves = args.half or list(TUNING)
-    if args.misses and "holdout" in halves:
+    if args.misses and set(halves) & set(HELD_OUT):
         parser.error("the held-out half's misses are not shown: nobody tunes after reading one")
     for half in halves:
         result = score(load(half))

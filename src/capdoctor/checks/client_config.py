@@ -114,76 +114,83 @@ def assess_configs(
     for cfg in configs:
         if cfg.error:
             details.append(cfg.error)
-            strength, message = _weigh(
-                _cfg_relevant(target, cfg),
-                Strength.MODERATE,
-                cfg.error + " — the client may ignore it or refuse to start",
-            )
-            out.append(
-                Finding(
-                    Cause.CLIENT,
-                    strength,
-                    message,
-                    data={"path": cfg.source, "client": cfg.client, "unreadable": True},
-                    next_steps=(NextStep(f"Fix the syntax of {cfg.source} (or move it aside to test)"),),
-                )
-            )
+            out.append(_unreadable(cfg, target))
             continue
-        bits = [
-            f"model {cfg.model}" if cfg.model else "",
-            f"base URL {cfg.base_url}" if cfg.base_url else "",
-            f"provider {cfg.provider}" if cfg.provider else "",
-        ]
-        details.append(f"{cfg.source}: " + (", ".join(b for b in bits if b) or "no model or endpoint set"))
-        if cfg.key_env and not env.get(cfg.key_env) and cfg.base_url:
-            strength, message = _weigh(
-                _cfg_relevant(target, cfg),
-                Strength.MODERATE,
-                f"{cfg.source} says the key is in ${cfg.key_env}, but that variable is not set",
-            )
-            out.append(
-                Finding(
-                    Cause.CLIENT,
-                    strength,
-                    message,
-                    data={"path": cfg.source, "variable": cfg.key_env},
-                    next_steps=(
-                        NextStep(
-                            f"export {cfg.key_env}=… in the shell that starts the client, or fix "
-                            f"env_key in {cfg.source}"
-                        ),
-                    ),
-                )
-            )
-        if (
-            available is not None
-            and target is not None
-            and cfg.model
-            and cfg.model.lower() not in MODEL_ALIASES
-            and _applies(cfg, target)
-            and not any(a == cfg.model or a.startswith(cfg.model + "-") for a in available)
-        ):
-            sample = ", ".join(available[:6]) + (" …" if len(available) > 6 else "")
-            # an explicit base URL equal to the target's is certain; matching only by provider family is
-            # not (a Codex ChatGPT login offers models that the API key's list does not show)
-            out.append(
-                Finding(
-                    Cause.CLIENT,
-                    Strength.MODERATE if cfg.base_url else Strength.WEAK,
-                    f"{cfg.source} names model {cfg.model!r}, which {target.base_url} does not offer "
-                    f"(it lists: {sample or 'nothing'})",
-                    data={"path": cfg.source, "model": cfg.model, "client": cfg.client},
-                    next_steps=(
-                        NextStep(
-                            f"Set model in {cfg.source} to one the provider lists"
-                            + (f", e.g. {available[0]!r}" if available else "")
-                        ),
-                    ),
-                )
-            )
+        details.append(_describe(cfg))
+        out += _key_unset(cfg, env, target) + _model_not_offered(cfg, target, available)
     out += _disagreements(configs, env, target)
     out += _dead_base_urls(configs, env, target, port_open)
     return out, details
+
+
+def _describe(cfg: ClientConfig) -> str:
+    """One detail line: what the config sets (model, endpoint, provider)."""
+    bits = [
+        f"model {cfg.model}" if cfg.model else "",
+        f"base URL {cfg.base_url}" if cfg.base_url else "",
+        f"provider {cfg.provider}" if cfg.provider else "",
+    ]
+    return f"{cfg.source}: " + (", ".join(b for b in bits if b) or "no model or endpoint set")
+
+
+def _unreadable(cfg: ClientConfig, target: Target | None) -> Finding:
+    """A config that does not parse: the client may ignore it or refuse to start."""
+    strength, message = _weigh(
+        _cfg_relevant(target, cfg), Strength.MODERATE, f"{cfg.error} — the client may ignore it or refuse to start"
+    )
+    return Finding(
+        Cause.CLIENT,
+        strength,
+        message,
+        data={"path": cfg.source, "client": cfg.client, "unreadable": True},
+        next_steps=(NextStep(f"Fix the syntax of {cfg.source} (or move it aside to test)"),),
+    )
+
+
+def _key_unset(cfg: ClientConfig, env: Mapping[str, str], target: Target | None) -> list[Finding]:
+    """A config that names its key variable for an endpoint of its own, while that variable is unset."""
+    if not (cfg.key_env and not env.get(cfg.key_env) and cfg.base_url):
+        return []
+    strength, message = _weigh(
+        _cfg_relevant(target, cfg),
+        Strength.MODERATE,
+        f"{cfg.source} says the key is in ${cfg.key_env}, but that variable is not set",
+    )
+    step = NextStep(f"export {cfg.key_env}=… in the shell that starts the client, or fix env_key in {cfg.source}")
+    return [
+        Finding(Cause.CLIENT, strength, message, data={"path": cfg.source, "variable": cfg.key_env}, next_steps=(step,))
+    ]
+
+
+def _model_not_offered(cfg: ClientConfig, target: Target | None, available: Sequence[str] | None) -> list[Finding]:
+    """A config naming a model the target does not list (client-side aliases are never compared)."""
+    if (
+        available is None
+        or target is None
+        or not cfg.model
+        or cfg.model.lower() in MODEL_ALIASES
+        or not _applies(cfg, target)
+        or any(a == cfg.model or a.startswith(cfg.model + "-") for a in available)
+    ):
+        return []
+    sample = ", ".join(available[:6]) + (" …" if len(available) > 6 else "")
+    # an explicit base URL equal to the target's is certain; matching only by provider family is
+    # not (a Codex ChatGPT login offers models that the API key's list does not show)
+    return [
+        Finding(
+            Cause.CLIENT,
+            Strength.MODERATE if cfg.base_url else Strength.WEAK,
+            f"{cfg.source} names model {cfg.model!r}, which {target.base_url} does not offer "
+            f"(it lists: {sample or 'nothing'})",
+            data={"path": cfg.source, "model": cfg.model, "client": cfg.client},
+            next_steps=(
+                NextStep(
+                    f"Set model in {cfg.source} to one the provider lists"
+                    + (f", e.g. {available[0]!r}" if available else "")
+                ),
+            ),
+        )
+    ]
 
 
 def _disagreements(configs: Sequence[ClientConfig], env: Mapping[str, str], target: Target | None) -> list[Finding]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from capdoctor.model import CheckResult
     from capdoctor.probes.net_proxyenv import ProxyIssue
     from capdoctor.probes.net_timing import PathResult
+    from capdoctor.run.budget import RunBudget
     from capdoctor.run.context import Context
 
 DEFAULT_REFERENCE_URL = "http://connectivitycheck.gstatic.com/generate_204"
@@ -131,9 +133,7 @@ def _ms(value: float | None) -> str:
 
 def describe(row: PathResult) -> str:
     """One human line per path, httpstat-like: dns · connect · tls · ttfb · total · outcome."""
-    from capdoctor.probes.net_timing import ERROR_CLASSES
-
-    outcome = f"HTTP {row.status}" if row.ok else f"{ERROR_CLASSES.get(row.error_class or '', 'failed')}: {row.error}"
+    outcome = f"HTTP {row.status}" if row.ok else f"{_failure(row)}: {row.error}"
     exit_ = f" · exit {row.exit_location}" if row.exit_location else ""
     via = f" via {row.proxy}" if row.proxy else ""
     return (
@@ -164,6 +164,13 @@ def _fix_steps(working: PathResult, host: str, proxy_var: str | None) -> tuple[N
     return (NextStep(f"Use the path that works: {working.name}."),)
 
 
+def _failure(row: PathResult) -> str:
+    """The human name of a path's error class (`failed` when it has none)."""
+    from capdoctor.probes.net_timing import ERROR_CLASSES
+
+    return ERROR_CLASSES.get(row.error_class or "", "failed")
+
+
 def assess(
     rows: Sequence[PathResult],
     client_name: str,
@@ -183,105 +190,49 @@ def assess(
     page, block page) is strong; a phase far slower than on the other paths is a weak warning with numbers;
     a reference failure while the provider answers is context only.
     """
-    from capdoctor.probes.net_timing import ERROR_CLASSES
-
-    findings: list[Finding] = []
-    by_name = {r.name: r for r in rows}
-    client = by_name.get(client_name)
-    others = [r for r in rows if r.name != client_name]
+    client = {r.name: r for r in rows}.get(client_name)
     if client is None:
-        return findings
-    # Errors read from a response already say what happened; exceptions need the class spelled out.
-    what = (
-        client.error
-        if client.status is not None
-        else f"{ERROR_CLASSES.get(client.error_class or '', 'failed')}: {client.error}"
-    )
-    base_data = {"path": client.name, "error_class": client.error_class, "status": client.status}
+        return []
+    others = [r for r in rows if r.name != client_name]
     if client.ok:
-        for r in others:
-            if not r.ok:
-                findings.append(
-                    Finding(
-                        Cause.NETWORK,
-                        Strength.CONTEXT,
-                        f"{r.name} fails ({ERROR_CLASSES.get(r.error_class or '', 'failed')}) while your client's "
-                        f"path ({client.name}) works — keep using {client.name}",
-                        {"path": r.name, "error_class": r.error_class},
-                    )
-                )
-        findings.extend(_slow(client, [r for r in others if r.ok]))
-        if all(r.ok for r in rows):
-            findings.append(
-                Finding(
-                    Cause.NETWORK,
-                    Strength.AGAINST,
-                    f"Every path reaches {host} ({', '.join(f'{r.name}: HTTP {r.status}' for r in rows)}): "
-                    f"the network path is not what fails",
-                    {"paths": [r.name for r in rows]},
-                )
-            )
+        findings = _client_works(client, others, rows, host, reference)
     else:
-        working = [r for r in others if r.ok]
-        if working:
-            w = working[0]
-            findings.append(
-                Finding(
-                    Cause.NETWORK,
-                    Strength.STRONG,
-                    f"Requests over {client.name} fail ({what}) while {w.name} reaches {host} "
-                    f"(HTTP {w.status} in {_ms(w.total_ms)}): the path, not the provider, is the problem",
-                    {**base_data, "working_path": w.name, "working_status": w.status},
-                    _fix_steps(w, host, proxy_var),
-                )
+        findings = [_client_fails(client, others, rows, host, reference, proxy_var, simulated)]
+    return [
+        *findings,
+        *_exit_findings(rows),
+        *_family_findings(families, host),
+        *(_issue_finding(issue, client, proxy_var) for issue in issues),
+    ]
+
+
+def _client_works(
+    client: PathResult, others: Sequence[PathResult], rows: Sequence[PathResult], host: str, reference: Reference
+) -> list[Finding]:
+    """The client's path works: other paths failing are context, a slow phase a warning, all working a finding
+    against `network`, and an unreachable reference only context (this provider answers)."""
+    findings = [
+        Finding(
+            Cause.NETWORK,
+            Strength.CONTEXT,
+            f"{r.name} fails ({_failure(r)}) while your client's path ({client.name}) works — keep using {client.name}",
+            {"path": r.name, "error_class": r.error_class},
+        )
+        for r in others
+        if not r.ok
+    ]
+    findings.extend(_slow(client, [r for r in others if r.ok]))
+    if all(r.ok for r in rows):
+        findings.append(
+            Finding(
+                Cause.NETWORK,
+                Strength.AGAINST,
+                f"Every path reaches {host} ({', '.join(f'{r.name}: HTTP {r.status}' for r in rows)}): "
+                f"the network path is not what fails",
+                {"paths": [r.name for r in rows]},
             )
-        elif client.error_class in ("html", "captive_portal"):
-            portal = client.error_class == "captive_portal"
-            findings.append(
-                Finding(
-                    Cause.NETWORK,
-                    Strength.STRONG,
-                    f"{'A captive portal' if portal else 'Something in the middle'} answered instead of {host}: "
-                    f"{client.error}",
-                    base_data,
-                    (
-                        NextStep("Open a browser and log in to the network (hotel/airport/office Wi-Fi), then retry.")
-                        if portal
-                        else NextStep("Check the proxy/firewall in front of you; the page names it."),
-                    ),
-                )
-            )
-        else:
-            ref = reference.reachable
-            if ref is False and simulated:  # the reference is the simulator: what it plays says nothing of this machine
-                tail = (
-                    f"and the simulated reference {reference.url} is unreachable too: the demo plays a machine "
-                    "without working internet"
-                )
-            elif ref is False:
-                tail = f"and the reference {reference.url} is unreachable too: this machine has no working internet"
-            elif ref is True:
-                tail = (
-                    f"while the reference {reference.url} answers: the internet works, but {host} is "
-                    f"unreachable from here (blocked, wrong address, or down)"
-                )
-            else:
-                tail = "(reference not checked)"
-            findings.append(
-                Finding(
-                    Cause.NETWORK,
-                    Strength.STRONG,
-                    f"No path reaches {host}: "
-                    + "; ".join(f"{r.name}: {ERROR_CLASSES.get(r.error_class or '', 'failed')}" for r in rows)
-                    + f" {tail}",
-                    {**base_data, "reference_reachable": ref},
-                    (
-                        NextStep("Check the connection itself: another network (phone hotspot), VPN/proxy on or off."),
-                        NextStep(f"Confirm the base URL's host {host} is right and up."),
-                    ),
-                )
-            )
-    if client.ok and reference.reachable is False:
+        )
+    if reference.reachable is False:
         findings.append(
             Finding(
                 Cause.NETWORK,
@@ -290,37 +241,108 @@ def assess(
                 {"reference_url": reference.url},
             )
         )
-    locations = {r.name: r.exit_location for r in rows if r.exit_location}
-    if len(set(locations.values())) > 1:
-        findings.append(
-            Finding(
-                Cause.NETWORK,
-                Strength.CONTEXT,
-                "The provider sees different exit locations per path: "
-                + ", ".join(f"{n} → {loc}" for n, loc in locations.items())
-                + " (region blocks follow the exit node)",
-                {"exit_locations": locations},
-            )
-        )
-    findings.extend(_family_findings(families, host))
-    for issue in issues:
-        strength = ISSUE_STRENGTH.get(issue.kind, Strength.WEAK)
-        if (
-            issue.kind in ("rejected_scheme", "socks_unsupported")
-            and client.error_class == "proxy_config"
-            and proxy_var == issue.variable
-        ):
-            strength = Strength.STRONG
-        findings.append(
-            Finding(
-                Cause.NETWORK,
-                strength,
-                issue.message,
-                {"issue": issue.kind, "variable": issue.variable, **dict(issue.data)},
-                (NextStep(issue.fix, issue.command),),
-            )
-        )
     return findings
+
+
+def _client_fails(
+    client: PathResult,
+    others: Sequence[PathResult],
+    rows: Sequence[PathResult],
+    host: str,
+    reference: Reference,
+    proxy_var: str | None,
+    simulated: bool,
+) -> Finding:
+    """The client's path fails: another path that works names the fix; a page where JSON was expected names
+    what answered; no path at all is this machine's connection or the host (the reference tells which)."""
+    base_data = {"path": client.name, "error_class": client.error_class, "status": client.status}
+    working = next((r for r in others if r.ok), None)
+    if working is not None:
+        # Errors read from a response already say what happened; exceptions need the class spelled out.
+        what = client.error if client.status is not None else f"{_failure(client)}: {client.error}"
+        return Finding(
+            Cause.NETWORK,
+            Strength.STRONG,
+            f"Requests over {client.name} fail ({what}) while {working.name} reaches {host} "
+            f"(HTTP {working.status} in {_ms(working.total_ms)}): the path, not the provider, is the problem",
+            {**base_data, "working_path": working.name, "working_status": working.status},
+            _fix_steps(working, host, proxy_var),
+        )
+    if client.error_class in ("html", "captive_portal"):
+        portal = client.error_class == "captive_portal"
+        return Finding(
+            Cause.NETWORK,
+            Strength.STRONG,
+            f"{'A captive portal' if portal else 'Something in the middle'} answered instead of {host}: {client.error}",
+            base_data,
+            (
+                NextStep("Open a browser and log in to the network (hotel/airport/office Wi-Fi), then retry.")
+                if portal
+                else NextStep("Check the proxy/firewall in front of you; the page names it."),
+            ),
+        )
+    return Finding(
+        Cause.NETWORK,
+        Strength.STRONG,
+        f"No path reaches {host}: "
+        + "; ".join(f"{r.name}: {_failure(r)}" for r in rows)
+        + f" {_reference_tail(reference, host, simulated)}",
+        {**base_data, "reference_reachable": reference.reachable},
+        (
+            NextStep("Check the connection itself: another network (phone hotspot), VPN/proxy on or off."),
+            NextStep(f"Confirm the base URL's host {host} is right and up."),
+        ),
+    )
+
+
+def _reference_tail(reference: Reference, host: str, simulated: bool) -> str:
+    """What the reference says when no path reaches the host: no internet here, or only the host unreachable."""
+    if reference.reachable is None:
+        return "(reference not checked)"
+    if reference.reachable:
+        return (
+            f"while the reference {reference.url} answers: the internet works, but {host} is "
+            f"unreachable from here (blocked, wrong address, or down)"
+        )
+    if simulated:  # the reference is the simulator: what it plays says nothing of this machine
+        return (
+            f"and the simulated reference {reference.url} is unreachable too: the demo plays a machine "
+            "without working internet"
+        )
+    return f"and the reference {reference.url} is unreachable too: this machine has no working internet"
+
+
+def _exit_findings(rows: Sequence[PathResult]) -> list[Finding]:
+    """Context when the provider sees the paths exit in different places (region blocks follow the exit)."""
+    locations = {r.name: r.exit_location for r in rows if r.exit_location}
+    if len(set(locations.values())) <= 1:
+        return []
+    return [
+        Finding(
+            Cause.NETWORK,
+            Strength.CONTEXT,
+            "The provider sees different exit locations per path: "
+            + ", ".join(f"{n} → {loc}" for n, loc in locations.items())
+            + " (region blocks follow the exit node)",
+            {"exit_locations": locations},
+        )
+    ]
+
+
+BREAKS_CLIENT = frozenset({"rejected_scheme", "socks_unsupported"})
+"""Proxy-variable mistakes that make a Python client fail before it sends (`proxy_config` on its path)."""
+
+
+def _issue_finding(issue: ProxyIssue, client: PathResult, proxy_var: str | None) -> Finding:
+    """A proxy-variable mistake, weighed by `ISSUE_STRENGTH`; strong when it is what broke the client's path."""
+    broke = issue.kind in BREAKS_CLIENT and client.error_class == "proxy_config" and proxy_var == issue.variable
+    return Finding(
+        Cause.NETWORK,
+        Strength.STRONG if broke else ISSUE_STRENGTH.get(issue.kind, Strength.WEAK),
+        issue.message,
+        {"issue": issue.kind, "variable": issue.variable, **dict(issue.data)},
+        (NextStep(issue.fix, issue.command),),
+    )
 
 
 def _slow(client: PathResult, others: Sequence[PathResult]) -> list[Finding]:
@@ -420,6 +442,84 @@ def client_verify(env: Mapping[str, str]) -> Any:
         return True
 
 
+@dataclass(frozen=True)
+class _Probe:
+    """What every path's measurement shares: the seconds it may take, the user's TLS verification, and the run's
+    request budget (asked before each request to the provider; `guard` refuses one sent beyond it)."""
+
+    check_id: str
+    seconds: float
+    verify: Any
+    budget: RunBudget
+    guard: Callable[..., None]
+
+    def admit(self) -> bool:
+        """Take one request from the run's budget (the models check's reserve first)."""
+        return self.budget.take(self.check_id)
+
+    def measure(self, spec: PathSpec, target_url: str, is_ref: bool) -> PathResult | str:
+        """One path to one URL, or `NOT_SENT` when the run's budget refuses the provider's request."""
+        from capdoctor.probes.net_timing import probe_path
+        from capdoctor.redact import redact_url
+
+        if self.budget.is_provider(target_url) and not self.admit():
+            return NOT_SENT
+        shown = redact_url(spec.proxy) if spec.proxy else None
+        return probe_path(
+            spec.name,
+            target_url,
+            spec.proxy,
+            shown,
+            self.seconds,
+            expect_json=not is_ref,
+            want_trace=not is_ref,
+            verify=self.verify,
+            admit=self.admit,
+            on_request=self.guard,
+        )
+
+    def measure_all(
+        self, specs: Sequence[PathSpec], url: str, ref_url: str | None, host: str, port: int
+    ) -> dict[str, Any]:
+        """Every path to the target (`t:` name) and the reference (`r:` name), and the IPv4/IPv6 connects, in
+        parallel; a job that did not finish in time is missing."""
+        from capdoctor.probes.net_timing import time_dns
+
+        jobs: list[tuple[str, Callable[[], Any]]] = [
+            (f"t:{s.name}", partial(self.measure, s, url, False)) for s in specs
+        ]
+        if ref_url:
+            jobs += [(f"r:{s.name}", partial(self.measure, s, ref_url, True)) for s in specs]
+        fam_timeout = min(3.0, self.seconds / 2)
+        jobs.append(("families", lambda: _families(time_dns(host, port, fam_timeout)[1], port, fam_timeout)))
+        return run_parallel(jobs, self.seconds + 0.2)
+
+    def row(self, done: Mapping[str, Any], key: str, spec: PathSpec, url: str) -> PathResult:
+        """The measured row for `key`, or a timeout row when its job never answered."""
+        from capdoctor.probes.net_timing import PathResult
+        from capdoctor.redact import redact_url
+
+        got = done.get(key)
+        if isinstance(got, PathResult):
+            return got
+        return PathResult(
+            spec.name,
+            url,
+            redact_url(spec.proxy) if spec.proxy else None,
+            error=f"no answer within {self.seconds:.1f} s",
+            error_class="timeout",
+            total_ms=round(self.seconds * 1000, 1),
+        )
+
+
+def _status(findings: Sequence[Finding]) -> Status:
+    """Fail on strong evidence, warn on moderate or weak, pass otherwise (context and `against` only)."""
+    strengths = {f.strength for f in findings}
+    if Strength.STRONG in strengths:
+        return Status.FAIL
+    return Status.WARN if strengths & {Strength.MODERATE, Strength.WEAK} else Status.PASS
+
+
 class PathsCheck(Registered, check_id="paths"):
     """Network paths: which way to the provider works, how fast, and where it exits."""
 
@@ -429,14 +529,8 @@ class PathsCheck(Registered, check_id="paths"):
     def run(self, ctx: Context) -> CheckResult:
         """Measure every path in parallel within the deadline, then assess the rows."""
         from capdoctor.probes.http_budget import budget_hook
-        from capdoctor.probes.net_proxyenv import (
-            effective_proxy,
-            find_issues,
-            read_env_proxies,
-        )
+        from capdoctor.probes.net_proxyenv import effective_proxy, find_issues, read_env_proxies
         from capdoctor.probes.net_sysproxy import read_system_proxy
-        from capdoctor.probes.net_timing import PathResult, probe_path, time_dns
-        from capdoctor.redact import redact_url
 
         if ctx.target is None:
             return result_of(self, Status.SKIP, "no target: pass --base-url/--model")
@@ -446,129 +540,79 @@ class PathsCheck(Registered, check_id="paths"):
             return result_of(self, Status.SKIP, f"base URL {ctx.target.base_url!r} is not an http(s) URL")
         host = parts.hostname
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        socks_ok = importlib.util.find_spec("socksio") is not None
-        issues = find_issues(ctx.env, socks_ok, url)
+        issues = find_issues(ctx.env, importlib.util.find_spec("socksio") is not None, url)
         choice = effective_proxy(read_env_proxies(ctx.env), url)
         sysproxy = read_system_proxy(ctx.platform, ctx.env, ctx.home, timeout=min(2.0, ctx.remaining() / 4))
-        budget = max(0.1, ctx.timeout(PATH_TIMEOUT_S) - DEADLINE_MARGIN_S)
+        seconds = max(0.1, ctx.timeout(PATH_TIMEOUT_S) - DEADLINE_MARGIN_S)
         sys_url = sysproxy.proxy_for(parts.scheme) if sysproxy else None
         specs = plan_paths(ctx.env, url, sys_url, sysproxy.source if sysproxy else None)
-        client_spec = specs[0]
         ref_url, ref_reason = reference_plan(ctx)
-
-        verify = client_verify(ctx.env)
-        run_budget = ctx.provider_budget
-        guard = budget_hook(run_budget)
-
-        def admit() -> bool:
-            return run_budget.take(self.id)
-
-        def job(spec: PathSpec, target_url: str, is_ref: bool) -> Callable[[], PathResult | str]:
-            shown = redact_url(spec.proxy) if spec.proxy else None
-
-            def measure() -> PathResult | str:
-                # the provider's requests come out of the run's budget (the models check's reserve first)
-                if run_budget.is_provider(target_url) and not admit():
-                    return NOT_SENT
-                return probe_path(
-                    spec.name,
-                    target_url,
-                    spec.proxy,
-                    shown,
-                    budget,
-                    expect_json=not is_ref,
-                    want_trace=not is_ref,
-                    verify=verify,
-                    admit=admit,
-                    on_request=guard,
-                )
-
-            return measure
-
-        jobs: list[tuple[str, Callable[[], Any]]] = [(f"t:{s.name}", job(s, url, False)) for s in specs]
-        if ref_url:
-            jobs += [(f"r:{s.name}", job(s, ref_url, True)) for s in specs]
-        fam_timeout = min(3.0, budget / 2)
-        jobs.append(("families", lambda: _families(time_dns(host, port, fam_timeout)[1], port, fam_timeout)))
-        done = run_parallel(jobs, budget + 0.2)
-
-        def row(key: str, spec: PathSpec, u: str) -> PathResult:
-            got = done.get(key)
-            if isinstance(got, PathResult):
-                return got
-            return PathResult(
-                spec.name,
-                u,
-                redact_url(spec.proxy) if spec.proxy else None,
-                error=f"no answer within {budget:.1f} s",
-                error_class="timeout",
-                total_ms=round(budget * 1000, 1),
-            )
+        budget = ctx.provider_budget
+        probe = _Probe(self.id, seconds, client_verify(ctx.env), budget, budget_hook(budget))
+        done = probe.measure_all(specs, url, ref_url, host, port)
 
         unsent = [s for s in specs if done.get(f"t:{s.name}") == NOT_SENT]  # refused by the run's budget
-        specs_sent = [s for s in specs if s not in unsent]
-        rows = [row(f"t:{s.name}", s, url) for s in specs_sent]
+        rows = [probe.row(done, f"t:{s.name}", s, url) for s in specs if s not in unsent]
         if ctx.options["demo"]:  # the exit location is the simulator's made-up trace, not where this machine exits
             rows = [replace(r, exit_location=f"{r.exit_location}, simulated") if r.exit_location else r for r in rows]
         reference = Reference(ref_url, False, ref_reason)
         if ref_url:
             ref_specs = [s for s in specs if done.get(f"r:{s.name}") != NOT_SENT]
-            reference = Reference(ref_url, True, None, tuple(row(f"r:{s.name}", s, ref_url) for s in ref_specs))
-        budget_text = run_budget.spent_text(self.id, len(unsent), "path request") if unsent else ""
+            reference = Reference(
+                ref_url, True, None, tuple(probe.row(done, f"r:{s.name}", s, ref_url) for s in ref_specs)
+            )
+        budget_text = budget.spent_text(self.id, len(unsent), "path request") if unsent else ""
+        not_measured = [s.name for s in unsent]
         if not rows:
             return result_of(
                 self,
                 Status.SKIP,
                 f"no path measured: {budget_text}",
-                data={"not_measured": [s.name for s in unsent], "budget": budget_text},
+                data={"not_measured": not_measured, "budget": budget_text},
             )
         families = done.get("families") or []
         proxy_var = choice.source if choice.url else None
-        findings = assess(rows, client_spec.name, host, reference, issues, families, proxy_var, ctx.options["demo"])
-        strengths = {f.strength for f in findings}
-        if Strength.STRONG in strengths:
-            status = Status.FAIL
-        elif strengths & {Strength.MODERATE, Strength.WEAK}:
-            status = Status.WARN
-        else:
-            status = Status.PASS
-        summary = _summary(rows, client_spec.name)
+        findings = assess(rows, specs[0].name, host, reference, issues, families, proxy_var, ctx.options["demo"])
+        summary = _summary(rows, specs[0].name)
         details = [describe(r) for r in rows]
         if unsent:  # never silently: say which paths the run's budget left unmeasured
-            summary += f"; not measured: {', '.join(s.name for s in unsent)} ({budget_text})"
+            summary += f"; not measured: {', '.join(not_measured)} ({budget_text})"
             details.append(f"run budget: {budget_text}")
-        details.append(
-            f"reference {reference.url}: "
-            + (
-                "; ".join(f"{r.name} {'ok' if r.ok else r.error_class}" for r in reference.rows)
-                if reference.checked
-                else str(reference.reason)
-            )
-        )
-        for f in families:
-            details.append(
-                f"{f['family']} {f['address']}: "
-                + (f"connect {_ms(f['connect_ms'])}" if f["error"] is None else f"fails: {f['error']}")
-            )
+        details += _context_details(reference, families)
         data = {
             "paths": [r.to_row() for r in rows],
-            "client_path": client_spec.name,
+            "client_path": specs[0].name,
             "target_url": url,
             "reference": reference.to_dict(),
             "families": list(families),
             "proxy_issues": [{"kind": i.kind, "variable": i.variable, "message": i.message} for i in issues],
-            "not_measured": [s.name for s in unsent],
+            "not_measured": not_measured,
             "budget": budget_text or None,
         }
-        return result_of(self, status, summary, findings, details, data)
+        return result_of(self, _status(findings), summary, findings, details, data)
+
+
+def _context_details(reference: Reference, families: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Detail lines for the reference's outcome per path and each address family's connect."""
+    shown = (
+        "; ".join(f"{r.name} {'ok' if r.ok else r.error_class}" for r in reference.rows)
+        if reference.checked
+        else str(reference.reason)
+    )
+    return [
+        f"reference {reference.url}: {shown}",
+        *(
+            f"{f['family']} {f['address']}: "
+            + (f"connect {_ms(f['connect_ms'])}" if f["error"] is None else f"fails: {f['error']}")
+            for f in families
+        ),
+    ]
 
 
 def _summary(rows: Sequence[PathResult], client_name: str) -> str:
-    from capdoctor.probes.net_timing import ERROR_CLASSES
-
     parts = []
     for r in rows:
         mark = "your path" if r.name == client_name else ""
-        state = f"HTTP {r.status} in {_ms(r.total_ms)}" if r.ok else ERROR_CLASSES.get(r.error_class or "", "failed")
+        state = f"HTTP {r.status} in {_ms(r.total_ms)}" if r.ok else _failure(r)
         parts.append(f"{r.name}{' (' + mark + ')' if mark else ''}: {state}")
     return "; ".join(parts)

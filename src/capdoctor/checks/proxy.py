@@ -12,7 +12,7 @@ not gather are reported as unknown). The judgement (`assess`) is a pure function
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,8 @@ from capdoctor.probes.hosts import is_loopback_host
 
 if TYPE_CHECKING:
     from capdoctor.model import CheckResult
+    from capdoctor.probes.net_proxyenv import EnvProxy
+    from capdoctor.probes.net_sysproxy import SystemProxy
     from capdoctor.probes.net_tls import TlsJudgement
     from capdoctor.run.context import Context
     from capdoctor.target.client_settings import Setting
@@ -147,101 +149,111 @@ def find_dead_proxies(candidates: Sequence[tuple[str, str, str]], timeout: float
     return dead
 
 
-def assess(facts: Facts) -> list[Finding]:
-    """The findings for gathered facts. Pure.
+def _dead_proxy_findings(facts: Facts) -> list[Finding]:
+    """A configured local proxy that nothing listens on breaks every request through it: strong."""
+    return [
+        Finding(
+            Cause.NETWORK,
+            Strength.STRONG,
+            f"{d['variable']} ({d['source']}) points at {d['proxy']}, but nothing is listening there "
+            f"({d['error']}): the proxy client is not running or uses another port",
+            {"variable": d["variable"], "proxy": d["proxy"], "source": d["source"]},
+            (
+                NextStep("Start the proxy client (Clash/mihomo, v2rayN…) or fix the port in the variable."),
+                NextStep(
+                    f"Or stop using it: remove {d['variable']} from {d['source']}.",
+                    f"unset {d['variable']}" if d["source"] == "environment" else None,
+                ),
+            ),
+        )
+        for d in facts.dead_proxies
+    ]
 
-    Weights: a dead local proxy and total TLS interception break every request (strong); partial
-    interception breaks clients that use the public CA bundle (moderate); TUN capturing the provider's
-    traffic and fake-IP DNS are weak network evidence (they often work fine: other checks decide); the mere
-    presence of proxies, tunnels and proxy processes is context.
-    """
-    findings: list[Finding] = []
-    for d in facts.dead_proxies:
-        findings.append(
-            Finding(
-                Cause.NETWORK,
-                Strength.STRONG,
-                f"{d['variable']} ({d['source']}) points at {d['proxy']}, but nothing is listening there "
-                f"({d['error']}): the proxy client is not running or uses another port",
-                {"variable": d["variable"], "proxy": d["proxy"], "source": d["source"]},
-                (
-                    NextStep("Start the proxy client (Clash/mihomo, v2rayN…) or fix the port in the variable."),
-                    NextStep(
-                        f"Or stop using it: remove {d['variable']} from {d['source']}.",
-                        f"unset {d['variable']}" if d["source"] == "environment" else None,
-                    ),
-                ),
-            )
-        )
+
+def _interception_findings(facts: Facts) -> list[Finding]:
+    """TLS interception: strong when no client trusts the chain (total), moderate when only some do."""
     j = facts.tls_judgement
-    if j is not None and j.intercepted:
-        strong = j.severity == "total"
-        findings.append(
-            Finding(
-                Cause.NETWORK,
-                Strength.STRONG if strong else Strength.MODERATE,
-                j.message,
-                {
-                    "issuer": j.issuer,
-                    "interceptor": j.interceptor,
-                    "accepted_by": list(j.accepted_by),
-                    "severity": j.severity,
-                },
-                (
-                    NextStep(
-                        f"Ask the network/IT owner about the TLS inspection by '{j.issuer}', or exempt the provider's "
-                        f"host from it."
-                    ),
-                    NextStep(
-                        "If it is legitimate, give the CA to each client: NODE_EXTRA_CA_CERTS (Claude Code), "
-                        "CODEX_CA_CERTIFICATE (Codex), SSL_CERT_FILE (Python)."
-                    ),
+    if j is None or not j.intercepted:
+        return []
+    return [
+        Finding(
+            Cause.NETWORK,
+            Strength.STRONG if j.severity == "total" else Strength.MODERATE,
+            j.message,
+            {
+                "issuer": j.issuer,
+                "interceptor": j.interceptor,
+                "accepted_by": list(j.accepted_by),
+                "severity": j.severity,
+            },
+            (
+                NextStep(
+                    f"Ask the network/IT owner about the TLS inspection by '{j.issuer}', or exempt the provider's "
+                    f"host from it."
                 ),
-            )
+                NextStep(
+                    "If it is legitimate, give the CA to each client: NODE_EXTRA_CA_CERTS (Claude Code), "
+                    "CODEX_CA_CERTIFICATE (Codex), SSL_CERT_FILE (Python)."
+                ),
+            ),
         )
+    ]
+
+
+def _tun_findings(facts: Facts) -> list[Finding]:
+    """TUN mode: weak when it carries the provider's traffic (it often works fine), else context."""
     tun = facts.tun
-    if tun.get("active"):
-        captures = tun.get("egress_interface") == tun.get("interface")
-        findings.append(
-            Finding(
-                Cause.NETWORK,
-                Strength.WEAK if captures else Strength.CONTEXT,
-                f"TUN mode is on: {tun.get('interface')} ({tun.get('label')})"
-                + (
-                    " carries the traffic to the provider"
-                    if captures
-                    else " is up, but the provider's traffic leaves through another interface"
-                ),
-                {"interface": tun.get("interface"), "egress_interface": tun.get("egress_interface")},
-                (
-                    NextStep(
-                        "If requests fail or streams drop, compare with TUN off (system-proxy mode), or switch the "
-                        "proxy's node; Clash's auto_close_connection cuts long streams."
-                    ),
-                )
+    if not tun.get("active"):
+        return []
+    captures = tun.get("egress_interface") == tun.get("interface")
+    steps = (
+        NextStep(
+            "If requests fail or streams drop, compare with TUN off (system-proxy mode), or switch the "
+            "proxy's node; Clash's auto_close_connection cuts long streams."
+        ),
+    )
+    return [
+        Finding(
+            Cause.NETWORK,
+            Strength.WEAK if captures else Strength.CONTEXT,
+            f"TUN mode is on: {tun.get('interface')} ({tun.get('label')})"
+            + (
+                " carries the traffic to the provider"
                 if captures
-                else (),
-            )
+                else " is up, but the provider's traffic leaves through another interface"
+            ),
+            {"interface": tun.get("interface"), "egress_interface": tun.get("egress_interface")},
+            steps if captures else (),
         )
-    if facts.fake_ip:
-        findings.append(
-            Finding(
-                Cause.NETWORK,
-                Strength.WEAK,
-                f"DNS answers {facts.host} with a fake IP ({', '.join(facts.resolved)}, 198.18.0.0/15): a TUN/fake-IP "
-                f"resolver captures it, so the real route depends on the proxy's rules",
-                {"host": facts.host, "resolved": list(facts.resolved)},
-                (
-                    NextStep(
-                        "Check the proxy's rule for this host (it must go to a working node), or add the host to "
-                        "fake-ip-filter to get real DNS answers."
-                    ),
+    ]
+
+
+def _fake_ip_findings(facts: Facts) -> list[Finding]:
+    """Fake-IP DNS answers: weak (the real route depends on the proxy's rules, which other checks test)."""
+    if not facts.fake_ip:
+        return []
+    return [
+        Finding(
+            Cause.NETWORK,
+            Strength.WEAK,
+            f"DNS answers {facts.host} with a fake IP ({', '.join(facts.resolved)}, 198.18.0.0/15): a TUN/fake-IP "
+            f"resolver captures it, so the real route depends on the proxy's rules",
+            {"host": facts.host, "resolved": list(facts.resolved)},
+            (
+                NextStep(
+                    "Check the proxy's rule for this host (it must go to a working node), or add the host to "
+                    "fake-ip-filter to get real DNS answers."
                 ),
-            )
+            ),
         )
+    ]
+
+
+def _context_findings(facts: Facts) -> list[Finding]:
+    """Context only: a system proxy without a proxy variable, clients' own proxy settings, proxy processes."""
+    findings: list[Finding] = []
     sysp = facts.system_proxy
-    env_eff = facts.env_proxy.get("effective") or {}
-    if sysp and not env_eff:
+    if sysp and not facts.env_proxy.get("effective"):
         shown = sysp.get("https") or sysp.get("http") or sysp.get("pac_url")
         findings.append(
             Finding(
@@ -252,15 +264,15 @@ def assess(facts: Facts) -> list[Finding]:
                 {"system_proxy": dict(sysp)},
             )
         )
-    for c in facts.client_proxies:
-        findings.append(
-            Finding(
-                Cause.NETWORK,
-                Strength.CONTEXT,
-                f"{c['client']} sets {c['variable']}={c['value']} in {c['source']} (applies to that client only)",
-                dict(c),
-            )
+    findings += [
+        Finding(
+            Cause.NETWORK,
+            Strength.CONTEXT,
+            f"{c['client']} sets {c['variable']}={c['value']} in {c['source']} (applies to that client only)",
+            dict(c),
         )
+        for c in facts.client_proxies
+    ]
     if facts.processes:
         findings.append(
             Finding(
@@ -271,6 +283,27 @@ def assess(facts: Facts) -> list[Finding]:
             )
         )
     return findings
+
+
+RULES: tuple[Callable[[Facts], list[Finding]], ...] = (
+    _dead_proxy_findings,
+    _interception_findings,
+    _tun_findings,
+    _fake_ip_findings,
+    _context_findings,
+)
+"""The judgement as a table, in the order its findings are reported."""
+
+
+def assess(facts: Facts) -> list[Finding]:
+    """The findings for gathered facts. Pure.
+
+    Weights: a dead local proxy and total TLS interception break every request (strong); partial
+    interception breaks clients that use the public CA bundle (moderate); TUN capturing the provider's
+    traffic and fake-IP DNS are weak network evidence (they often work fine: other checks decide); the mere
+    presence of proxies, tunnels and proxy processes is context.
+    """
+    return [finding for rule in RULES for finding in rule(facts)]
 
 
 def _tls_facts(
@@ -306,6 +339,83 @@ def _tls_facts(
     }, j
 
 
+def _listen_candidates(
+    ep: EnvProxy, sysproxy: SystemProxy | None, entries: Sequence[tuple[dict[str, str], str]]
+) -> list[tuple[str, str, str]]:
+    """(source, variable, raw URL) of every proxy a client may use: env, system, and the clients' own files."""
+    candidates = [("environment", ep.sources[k], v) for k, v in ep.proxies.items() if k in ("http", "https", "all")]
+    if sysproxy:
+        candidates += [
+            (sysproxy.source, f"system {k} proxy", v)
+            for k, v in (("https", sysproxy.https), ("http", sysproxy.http), ("socks", sysproxy.socks))
+            if v
+        ]
+    candidates += [(s["source"], s["variable"], raw) for s, raw in entries if s["variable"].lower() != "no_proxy"]
+    return candidates
+
+
+@dataclass(frozen=True)
+class _Route:
+    """Where the target is and how a client reaches it: host, scheme and port, its addresses, its proxy."""
+
+    host: str | None = None
+    scheme: str | None = None
+    port: int = 443
+    resolved: tuple[str, ...] = ()
+    proxy_url: str | None = None
+
+
+def _route(ctx: Context, ep: EnvProxy) -> _Route:
+    """The target's route; its host is resolved within a third of the time left (no target: an empty route)."""
+    from capdoctor.probes.net_proxyenv import effective_proxy
+    from capdoctor.probes.net_timing import time_dns
+
+    if ctx.target is None:
+        return _Route()
+    parts = urlsplit(ctx.target.base_url)
+    host, scheme = parts.hostname, parts.scheme
+    try:
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        port = 443
+    if not host:
+        return _Route(host, scheme, port)
+    resolved = tuple(time_dns(host, port, max(0.05, min(3.0, ctx.remaining() / 3)))[1])
+    return _Route(host, scheme, port, resolved, effective_proxy(ep, ctx.target.base_url).url)
+
+
+def _egress(resolved: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(TUN summary, egress) for the interface the provider's traffic leaves through (UDP connect: nothing sent)."""
+    from capdoctor.probes import net_tun
+
+    interfaces = net_tun.read_interfaces()
+    public = [a for a in resolved if not is_loopback_host(a)]
+    probe_addr = next((a for a in public if ":" not in a), public[0] if public else PUBLIC_PROBE_ADDRESS)
+    src = net_tun.egress_source(probe_addr)
+    iface = net_tun.interface_for_address(interfaces, src) if src else None
+    tun = net_tun.summarize(net_tun.classify_interfaces(interfaces, iface), iface)
+    return tun, {"probe_address": probe_addr, "source_address": src, "interface": iface}
+
+
+def _route_tls(ctx: Context, route: _Route) -> tuple[dict[str, Any], TlsJudgement | None]:
+    """The TLS facts for the route, or why they were not gathered."""
+    if not (route.host and route.scheme):
+        return {"applicable": False, "reason": "no target"}, None
+    if not route.resolved and not route.proxy_url:
+        # a lookup that failed or never answered would block the TLS connect in getaddrinfo again
+        return {"applicable": False, "reason": f"not checked: {route.host} did not resolve"}, None
+    tls_budget = max(0.05, min(5.0, ctx.remaining() - DEADLINE_MARGIN_S))
+    return _tls_facts(ctx, route.host, route.port, route.scheme, route.proxy_url, tls_budget)
+
+
+def _status(findings: Sequence[Finding]) -> Status:
+    """Fail on strong evidence, warn on moderate or weak, pass otherwise (context and `against` only)."""
+    strengths = {f.strength for f in findings}
+    if Strength.STRONG in strengths:
+        return Status.FAIL
+    return Status.WARN if strengths & {Strength.MODERATE, Strength.WEAK} else Status.PASS
+
+
 class ProxyCheck(Registered, check_id="proxy"):
     """Proxy and TUN: environment and system proxies, clients' own proxy settings, TUN, fake-IP, TLS."""
 
@@ -315,101 +425,47 @@ class ProxyCheck(Registered, check_id="proxy"):
     def run(self, ctx: Context) -> CheckResult:
         """Gather the facts (each one failing soft), then assess them."""
         from capdoctor.probes import net_tun
-        from capdoctor.probes.net_proxyenv import effective_proxy, read_env_proxies
+        from capdoctor.probes.net_proxyenv import read_env_proxies
         from capdoctor.probes.net_sysproxy import read_system_proxy
 
         ep = read_env_proxies(ctx.env)
         sysproxy = read_system_proxy(ctx.platform, ctx.env, ctx.home, timeout=ctx.timeout(2.0))
         entries = client_proxy_entries(ctx.home, ctx.env)
-        client_proxies = [shown for shown, _ in entries]
-
-        candidates: list[tuple[str, str, str]] = [
-            ("environment", ep.sources[k], v) for k, v in ep.proxies.items() if k in ("http", "https", "all")
-        ]
-        if sysproxy:
-            candidates += [
-                (sysproxy.source, f"system {k} proxy", v)
-                for k, v in (("https", sysproxy.https), ("http", sysproxy.http), ("socks", sysproxy.socks))
-                if v
-            ]
-        candidates += [
-            (shown["source"], shown["variable"], raw)
-            for shown, raw in entries
-            if shown["variable"].lower() != "no_proxy"
-        ]
+        candidates = _listen_candidates(ep, sysproxy, entries)
         dead = find_dead_proxies(candidates, min(LISTEN_TIMEOUT_S, ctx.timeout(LISTEN_TIMEOUT_S)))
-
-        host = scheme = None
-        port = 443
-        proxy_url = None
-        resolved: list[str] = []
-        if ctx.target is not None:
-            parts = urlsplit(ctx.target.base_url)
-            host, scheme = parts.hostname, parts.scheme
-            try:
-                port = parts.port or (443 if scheme == "https" else 80)
-            except ValueError:
-                port = 443
-            if host:
-                from capdoctor.probes.net_timing import time_dns
-
-                resolved = list(time_dns(host, port, max(0.05, min(3.0, ctx.remaining() / 3)))[1])
-                proxy_url = effective_proxy(ep, ctx.target.base_url).url
-        fake_ip = any(net_tun.is_fake_ip(a) for a in resolved) if resolved else None
-
-        interfaces = net_tun.read_interfaces()
-        public = [a for a in resolved if not is_loopback_host(a)]
-        probe_addr = next((a for a in public if ":" not in a), public[0] if public else PUBLIC_PROBE_ADDRESS)
-        src = net_tun.egress_source(probe_addr)
-        egress_iface = net_tun.interface_for_address(interfaces, src) if src else None
-        tun = net_tun.summarize(net_tun.classify_interfaces(interfaces, egress_iface), egress_iface)
+        route = _route(ctx, ep)
+        resolved = list(route.resolved)
+        tun, egress = _egress(resolved)
         processes = net_tun.match_processes(net_tun.read_process_names())
-
-        if host and scheme and not resolved and not proxy_url:
-            # a lookup that failed or never answered would block the TLS connect in getaddrinfo again
-            tls, judgement = {"applicable": False, "reason": f"not checked: {host} did not resolve"}, None
-        elif host and scheme:
-            tls_budget = max(0.05, min(5.0, ctx.remaining() - DEADLINE_MARGIN_S))
-            tls, judgement = _tls_facts(ctx, host, port, scheme, proxy_url, tls_budget)
-        else:
-            tls, judgement = {"applicable": False, "reason": "no target"}, None
-
+        tls, judgement = _route_tls(ctx, route)
         facts = Facts(
             env_proxy=ep.to_dict(),
             system_proxy=sysproxy.to_dict() if sysproxy else None,
-            client_proxies=client_proxies,
+            client_proxies=[shown for shown, _ in entries],
             dead_proxies=dead,
             tun=tun,
             resolved=resolved,
-            fake_ip=fake_ip,
+            fake_ip=any(net_tun.is_fake_ip(a) for a in resolved) if resolved else None,
             processes=processes,
             tls=tls,
-            host=host,
+            host=route.host,
             tls_judgement=judgement,
-            egress={"probe_address": probe_addr, "source_address": src, "interface": egress_iface},
+            egress=egress,
         )
         findings = assess(facts)
-        strengths = {f.strength for f in findings}
-        status = (
-            Status.FAIL
-            if Strength.STRONG in strengths
-            else Status.WARN
-            if strengths & {Strength.MODERATE, Strength.WEAK}
-            else Status.PASS
-        )
         data = {
             "env_proxy": facts.env_proxy,
             "system_proxy": facts.system_proxy,
-            "client_proxies": client_proxies,
+            "client_proxies": facts.client_proxies,
             "dead_proxies": dead,
             "tun": tun,
-            "fake_ip": fake_ip,
+            "fake_ip": facts.fake_ip,
             "resolved": resolved,
-            "egress": facts.egress,
+            "egress": egress,
             "proxy_processes": [{"name": n, "client": label} for n, label in processes],
             "tls": tls,
         }
-        return result_of(self, status, _summary(facts), findings, _details(facts), data)
+        return result_of(self, _status(findings), _summary(facts), findings, _details(facts), data)
 
 
 def _summary(f: Facts) -> str:

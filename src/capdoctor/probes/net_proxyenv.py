@@ -250,86 +250,97 @@ def find_issues(env: Mapping[str, str], socks_supported: bool, target_url: str |
     `socks_supported` says whether `socksio` is importable (the caller checks; this stays pure).
     """
     ep = read_env_proxies(env)
-    issues: list[ProxyIssue] = []
-    for key in PROXY_KEYS:
-        value = ep.proxies.get(key)
-        if not value:
-            continue
-        var = ep.sources.get(key, f"{key}_proxy")
-        scheme = proxy_scheme(value)
-        shown = redact_url(value)
-        if scheme not in HTTPX_SCHEMES:
-            fixed = "socks5" if scheme.startswith("socks") else "http"
-            issues.append(
-                ProxyIssue(
-                    "rejected_scheme",
-                    var,
-                    f"{var}={shown} uses the scheme '{scheme}://', which httpx rejects "
-                    f'("Unknown scheme for proxy URL"): Python clients fail before sending anything',
-                    f"Use a scheme httpx supports, e.g. {fixed}://host:port (Clash/mihomo mixed ports accept "
-                    f"http:// too), or unset {var}.",
-                    command=f"export {var}={fixed}://{value.split('://', 1)[-1]}",
-                    data={"scheme": scheme, "value": shown},
-                )
-            )
-        elif scheme in SOCKS_SCHEMES and not socks_supported:
-            issues.append(
-                ProxyIssue(
-                    "socks_unsupported",
-                    var,
-                    f"{var}={shown} is a SOCKS proxy but the 'socksio' package is not installed: httpx.Client() "
-                    f"raises ImportError in Python tools (Claude Code does not support SOCKS at all)",
-                    "Install SOCKS support for Python clients, or point the variable at the proxy's HTTP port.",
-                    command="pip install 'httpx[socks]'",
-                    data={"scheme": scheme, "value": shown},
-                )
-            )
+    found = [_scheme_issue(ep, key, socks_supported) for key in PROXY_KEYS if ep.proxies.get(key)]
+    found += _case_issues(env)
+    if target_url and any(ep.proxies.get(k) for k in PROXY_KEYS):
+        found.append(_bypass_issue(ep, target_url))
+    return [issue for issue in found if issue is not None]
+
+
+def _scheme_issue(ep: EnvProxy, key: str, socks_supported: bool) -> ProxyIssue | None:
+    """A proxy whose scheme httpx rejects, or a SOCKS proxy without `socksio`: `httpx.Client()` raises."""
+    value = ep.proxies[key]
+    var = ep.sources.get(key, f"{key}_proxy")
+    scheme = proxy_scheme(value)
+    shown = redact_url(value)
+    if scheme not in HTTPX_SCHEMES:
+        fixed = "socks5" if scheme.startswith("socks") else "http"
+        return ProxyIssue(
+            "rejected_scheme",
+            var,
+            f"{var}={shown} uses the scheme '{scheme}://', which httpx rejects "
+            f'("Unknown scheme for proxy URL"): Python clients fail before sending anything',
+            f"Use a scheme httpx supports, e.g. {fixed}://host:port (Clash/mihomo mixed ports accept "
+            f"http:// too), or unset {var}.",
+            command=f"export {var}={fixed}://{value.split('://', 1)[-1]}",
+            data={"scheme": scheme, "value": shown},
+        )
+    if scheme in SOCKS_SCHEMES and not socks_supported:
+        return ProxyIssue(
+            "socks_unsupported",
+            var,
+            f"{var}={shown} is a SOCKS proxy but the 'socksio' package is not installed: httpx.Client() "
+            f"raises ImportError in Python tools (Claude Code does not support SOCKS at all)",
+            "Install SOCKS support for Python clients, or point the variable at the proxy's HTTP port.",
+            command="pip install 'httpx[socks]'",
+            data={"scheme": scheme, "value": shown},
+        )
+    return None
+
+
+def _case_issues(env: Mapping[str, str]) -> list[ProxyIssue | None]:
+    """Each lowercase `*_proxy` against each other-case spelling of the same key that is set: an empty
+    lowercase one cancels it for Python clients, a different value splits Python from other tools."""
     by_key: dict[str, list[tuple[str, str]]] = {}
     for name, value in env.items():
         if name.lower().endswith("_proxy"):
             by_key.setdefault(name[:-6].lower(), []).append((name, value))
-    for _key, entries in sorted(by_key.items()):
-        lower = [(n, v) for n, v in entries if n[-6:] == "_proxy"]
-        others = [(n, v) for n, v in entries if n[-6:] != "_proxy" and v]
-        for lname, lvalue in lower:
-            for oname, ovalue in others:
-                if not lvalue:
-                    issues.append(
-                        ProxyIssue(
-                            "empty_cancels",
-                            lname,
-                            f"{lname} is set but empty, which cancels {oname}={redact_url(ovalue)} for Python "
-                            f"clients (urllib/httpx), while Node and Rust clients may still use {oname}",
-                            f"Decide on one: unset the empty {lname}, or unset {oname} too.",
-                            command=f"unset {lname}",
-                            data={"cancelled": oname},
-                        )
-                    )
-                elif lvalue.strip() != ovalue.strip():
-                    issues.append(
-                        ProxyIssue(
-                            "case_conflict",
-                            lname,
-                            f"{lname}={redact_url(lvalue)} and {oname}={redact_url(ovalue)} differ: "
-                            f"Python and curl use the lowercase one, other tools may use the uppercase one",
-                            "Set both to the same value, or unset one of them.",
-                            command=f"unset {oname}",
-                            data={"lower": redact_url(lvalue), "upper": redact_url(ovalue)},
-                        )
-                    )
-    if target_url and any(ep.proxies.get(k) for k in PROXY_KEYS):
-        choice = effective_proxy(ep, target_url)
-        if choice.bypassed_by:
-            host = urlsplit(target_url).hostname or target_url
-            issues.append(
-                ProxyIssue(
-                    "no_proxy_covers",
-                    ep.sources.get("no", "NO_PROXY"),
-                    f"NO_PROXY entry '{choice.bypassed_by}' covers {host}: requests to the provider go direct, "
-                    f"not through the configured proxy",
-                    f"If the provider is only reachable through the proxy, remove '{choice.bypassed_by}' "
-                    "from NO_PROXY.",
-                    data={"entry": choice.bypassed_by, "host": host},
-                )
-            )
-    return issues
+    return [
+        _case_issue(lname, lvalue, oname, ovalue)
+        for _key, entries in sorted(by_key.items())
+        for lname, lvalue in entries
+        if lname[-6:] == "_proxy"
+        for oname, ovalue in entries
+        if oname[-6:] != "_proxy" and ovalue
+    ]
+
+
+def _case_issue(lname: str, lvalue: str, oname: str, ovalue: str) -> ProxyIssue | None:
+    """The issue between lowercase `lname` and other-case `oname`, or None when they agree."""
+    if not lvalue:
+        return ProxyIssue(
+            "empty_cancels",
+            lname,
+            f"{lname} is set but empty, which cancels {oname}={redact_url(ovalue)} for Python "
+            f"clients (urllib/httpx), while Node and Rust clients may still use {oname}",
+            f"Decide on one: unset the empty {lname}, or unset {oname} too.",
+            command=f"unset {lname}",
+            data={"cancelled": oname},
+        )
+    if lvalue.strip() != ovalue.strip():
+        return ProxyIssue(
+            "case_conflict",
+            lname,
+            f"{lname}={redact_url(lvalue)} and {oname}={redact_url(ovalue)} differ: "
+            f"Python and curl use the lowercase one, other tools may use the uppercase one",
+            "Set both to the same value, or unset one of them.",
+            command=f"unset {oname}",
+            data={"lower": redact_url(lvalue), "upper": redact_url(ovalue)},
+        )
+    return None
+
+
+def _bypass_issue(ep: EnvProxy, target_url: str) -> ProxyIssue | None:
+    """A `NO_PROXY` entry that sends the provider's requests direct although a proxy is configured."""
+    choice = effective_proxy(ep, target_url)
+    if not choice.bypassed_by:
+        return None
+    host = urlsplit(target_url).hostname or target_url
+    return ProxyIssue(
+        "no_proxy_covers",
+        ep.sources.get("no", "NO_PROXY"),
+        f"NO_PROXY entry '{choice.bypassed_by}' covers {host}: requests to the provider go direct, "
+        f"not through the configured proxy",
+        f"If the provider is only reachable through the proxy, remove '{choice.bypassed_by}' from NO_PROXY.",
+        data={"entry": choice.bypassed_by, "host": host},
+    )

@@ -76,6 +76,102 @@ def _crash_result(check: Check, exc: BaseException) -> CheckResult:
     )
 
 
+class _Run:
+    """One run's shared state. `done` guards it; each check's thread notifies it when the check finishes."""
+
+    def __init__(self, checks: Sequence[Check], ctx: Context, obs: Observer) -> None:
+        self.checks, self.ctx, self.obs = checks, ctx, obs
+        self.selected = {c.id for c in checks}
+        self.waited_for = {d for c in checks for d in c.after if d in self.selected}
+        self.done = threading.Condition(threading.Lock())
+        self.pending = list(checks)
+        self.results: dict[str, CheckResult] = {}
+        self.started_at: dict[str, float] = {}
+        self.due: dict[str, float] = {}  # check id -> end of its share (waited-for checks only)
+        self.went_ahead: set[str] = set()  # waited-for checks whose dependants started without their result
+
+    def record(self, check: Check, result: CheckResult) -> None:
+        """Keep `check`'s result for the caller and for the checks that read it (the lock held)."""
+        self.results[check.id] = result
+        self.ctx.results[check.id] = result
+
+    def finish(self, check: Check, result: CheckResult, t0: float) -> None:
+        """A check's thread hands its result over, timed, unless it was already reported as timed out."""
+        now = time.monotonic()
+        timed = replace(result, duration_ms=int((now - t0) * 1000))
+        with self.done:
+            if check.id in self.results:  # already reported as timed out
+                return
+            if check.id in self.went_ahead:
+                note = (
+                    f"overran its share of the run ({now - t0:.1f} s of {self.due[check.id] - t0:.1f} s): the "
+                    "checks that read it went ahead without it"
+                )
+                timed = replace(timed, details=(*timed.details, note))
+            self.record(check, timed)
+            self.ctx.provider_budget.release(check.id)  # its reserve of the request budget goes back to everyone
+            self.done.notify_all()
+        self.obs.finished(timed)
+
+    def body(self, check: Check, check_ctx: Context, t0: float) -> None:
+        """What a check's thread runs: the check, a crash turned into its `error` result."""
+        self.obs.started(check)
+        try:
+            result = check.run(check_ctx)
+        except BaseException as exc:
+            result = _crash_result(check, exc)
+        self.finish(check, result, t0)
+
+    def ready(self, dep: str, now: float) -> bool:
+        """`dep`'s result is in, or its share is spent (then the dependants go ahead without it)."""
+        if dep in self.results:
+            return True
+        if dep in self.due and now >= self.due[dep] + SHARE_GRACE_S:
+            self.went_ahead.add(dep)
+            return True
+        return False
+
+    def start_ready(self, now: float) -> None:
+        """Start every pending check whose `after` checks are ready: skip it when a need is unmet, else run it
+        in a daemon thread under the run's deadline (a waited-for check under its share of the time left)."""
+        for check in list(self.pending):
+            if not all(self.ready(d, now) for d in check.after if d in self.selected):
+                continue
+            self.pending.remove(check)
+            reason = unmet_need(check, self.ctx)
+            if reason is not None:
+                skip = result_of(check, Status.SKIP, reason)
+                self.record(check, skip)
+                self.ctx.provider_budget.release(check.id)
+                self.obs.finished(skip)  # observers never take the runner's lock, so this cannot deadlock
+                continue
+            end = self.ctx.deadline - HANDOVER_S
+            if check.id in self.waited_for:
+                end = self.due[check.id] = now + DEPENDED_SHARE * max(0.0, end - now)
+            self.started_at[check.id] = now
+            threading.Thread(
+                target=self.body,
+                args=(check, replace(self.ctx, deadline=end), now),
+                name=f"check-{check.id}",
+                daemon=True,
+            ).start()
+
+    def give_up(self) -> list[Check]:
+        """At the deadline: an `error` result for every check without one (never started, or timed out)."""
+        overdue = [c for c in self.checks if c.id not in self.results]
+        for check in overdue:
+            t0 = self.started_at.get(check.id)
+            if t0 is None:
+                res = result_of(check, Status.ERROR, "did not start before the deadline (a check it waits for overran)")
+            else:
+                res = replace(
+                    result_of(check, Status.ERROR, f"timed out after {max(self.ctx.deadline - t0, 0):.0f} s"),
+                    duration_ms=int((time.monotonic() - t0) * 1000),
+                )
+            self.record(check, res)
+        return overdue
+
+
 def run_checks(
     checks: Sequence[Check],
     ctx: Context,
@@ -86,94 +182,19 @@ def run_checks(
     A check starts as soon as every check named in its `after` that is part of this run has finished.
     Results are added to `ctx.results` as they arrive so that dependants can read them.
     """
-    obs = observer or NullObserver()
-    selected = {c.id for c in checks}
-    waited_for = {d for c in checks for d in c.after if d in selected}
-    done = threading.Condition(threading.Lock())
-    results: dict[str, CheckResult] = {}
-    started_at: dict[str, float] = {}
-    due: dict[str, float] = {}  # check id -> end of its share (waited-for checks only)
-    went_ahead: set[str] = set()  # waited-for checks whose dependants started without their result
-
-    def finish(check: Check, result: CheckResult, t0: float) -> None:
-        now = time.monotonic()
-        timed = replace(result, duration_ms=int((now - t0) * 1000))
-        with done:
-            if check.id in results:  # already reported as timed out
-                return
-            if check.id in went_ahead:
-                note = (
-                    f"overran its share of the run ({now - t0:.1f} s of {due[check.id] - t0:.1f} s): the "
-                    "checks that read it went ahead without it"
-                )
-                timed = replace(timed, details=(*timed.details, note))
-            results[check.id] = timed
-            ctx.results[check.id] = timed
-            ctx.provider_budget.release(check.id)  # its reserve of the request budget goes back to everyone
-            done.notify_all()
-        obs.finished(timed)
-
-    def body(check: Check, check_ctx: Context, t0: float) -> None:
-        obs.started(check)
-        try:
-            result = check.run(check_ctx)
-        except BaseException as exc:
-            result = _crash_result(check, exc)
-        finish(check, result, t0)
-
-    def ready(dep: str, now: float) -> bool:
-        """`dep`'s result is in, or its share is spent (then the dependants go ahead without it)."""
-        if dep in results:
-            return True
-        if dep in due and now >= due[dep] + SHARE_GRACE_S:
-            went_ahead.add(dep)
-            return True
-        return False
-
-    pending = list(checks)
-    with done:
+    run = _Run(checks, ctx, observer or NullObserver())
+    with run.done:
         while True:
             now = time.monotonic()
-            for check in list(pending):
-                if not all(ready(d, now) for d in check.after if d in selected):
-                    continue
-                pending.remove(check)
-                reason = unmet_need(check, ctx)
-                if reason is not None:
-                    skip = result_of(check, Status.SKIP, reason)
-                    results[check.id] = skip
-                    ctx.results[check.id] = skip
-                    ctx.provider_budget.release(check.id)
-                    obs.finished(skip)  # observers never take the runner's lock, so this cannot deadlock
-                    continue
-                end = ctx.deadline - HANDOVER_S
-                if check.id in waited_for:
-                    end = due[check.id] = now + DEPENDED_SHARE * max(0.0, end - now)
-                check_ctx = replace(ctx, deadline=end)
-                started_at[check.id] = now
-                threading.Thread(
-                    target=body, args=(check, check_ctx, now), name=f"check-{check.id}", daemon=True
-                ).start()
-            if len(results) == len(checks):
+            run.start_ready(now)
+            if len(run.results) == len(checks):
                 break
             left = ctx.remaining()
             if left <= 0:
                 break
-            wake = [d + SHARE_GRACE_S - now for k, d in due.items() if k not in results]
-            done.wait(timeout=max(0.01, min([left, 0.5, *wake])))
-
-        overdue = [c for c in checks if c.id not in results]
-        for check in overdue:
-            t0 = started_at.get(check.id)
-            if t0 is None:
-                res = result_of(check, Status.ERROR, "did not start before the deadline (a check it waits for overran)")
-            else:
-                res = replace(
-                    result_of(check, Status.ERROR, f"timed out after {max(ctx.deadline - t0, 0):.0f} s"),
-                    duration_ms=int((time.monotonic() - t0) * 1000),
-                )
-            results[check.id] = res
-            ctx.results[check.id] = res
+            wake = [d + SHARE_GRACE_S - now for k, d in run.due.items() if k not in run.results]
+            run.done.wait(timeout=max(0.01, min([left, 0.5, *wake])))
+        overdue = run.give_up()
     for check in overdue:
-        obs.finished(results[check.id])
-    return sorted((results[c.id] for c in checks), key=lambda r: (r.stage, r.id))
+        run.obs.finished(run.results[check.id])
+    return sorted((run.results[c.id] for c in checks), key=lambda r: (r.stage, r.id))

@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from capdoctor.errors import ConfigError, UsageError
 from capdoctor.probes.hosts import is_loopback, url_port_open
@@ -70,6 +70,10 @@ from capdoctor.target.configfile import (
 from capdoctor.target.keys import describe_key, problem_text, shape_text
 from capdoctor.target.options import Options, text_problem
 from capdoctor.target.urls import url_problem
+
+if TYPE_CHECKING:
+    from capdoctor.providers.base import Adapter
+    from capdoctor.target.keys import KeyFacts
 
 WIRE_APIS = ("chat", "responses")
 
@@ -193,15 +197,15 @@ def _toml_layer(file: ConfigFile) -> Layer:
     return layer
 
 
-def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]:
-    """Codex's model, provider, base URL, key variable and wire API; returns (layer, capdoctor provider)."""
+def _codex_layer(env: Mapping[str, str], home: Path) -> Layer:
+    """Codex's model, provider (as capdoctor names it), base URL, key variable and wire API."""
     layer = Layer()
     try:
         cfg = read_codex_config(codex_config_path(env, home), home)
     except ClientConfigError:
-        return layer, None  # the client check and `capdoctor config` report the broken file
+        return layer  # the client check and `capdoctor config` report the broken file
     if cfg is None:
-        return layer, None
+        return layer
     src, pid, custom = cfg.file, cfg.provider_id, cfg.provider
     provider: str | None
     if custom is not None:
@@ -229,7 +233,7 @@ def _codex_layer(env: Mapping[str, str], home: Path) -> tuple[Layer, str | None]
     if cfg.model is not None and not value_problem("model", cfg.model.value):
         layer.set("model", cfg.model.value, src)
     layer.set("provider", provider, src)
-    return layer, provider
+    return layer
 
 
 CLIENT_MODEL_ALIASES = frozenset({"opus", "sonnet", "haiku", "opusplan", "default", "best", "auto"})
@@ -319,15 +323,6 @@ def _gemini_layer(home: Path, cwd: Path) -> tuple[Layer, dict[str, Setting]]:
     return layer, keys
 
 
-def _guess_from_url(url: str | None) -> str | None:
-    host = host_of(url) if url else ""
-    return provider_for_host(host) if host else None
-
-
-def _guess_from_model(model: str | None) -> str | None:
-    return provider_for_model(model) if model else None
-
-
 def _guess_from_key_env(name: str | None) -> str | None:
     if not name:
         return None
@@ -348,6 +343,118 @@ def _canonical_or_error(name: str, source: str) -> str:
     return found
 
 
+def _pick(key: str, layers: list[Layer]) -> tuple[Any, str]:
+    """The first layer's value for `key`, with its source (None, "" when no layer has one)."""
+    return _first(*[(lay.values.get(key), lay.sources.get(key, "")) for lay in layers])
+
+
+@dataclass(frozen=True)
+class _Clients:
+    """What the clients' own files say: a layer per client, and the key entries Claude Code and Gemini CLI hold."""
+
+    codex: Layer
+    claude: Layer
+    claude_keys: dict[str, Setting]
+    gemini: Layer
+    gemini_keys: dict[str, Setting]
+
+    def speaking_for(self, provider: str) -> list[Layer]:
+        """The layers that configure `provider`: Codex's when it names it (or a base URL for an OpenAI-compatible
+        target), Claude Code's for anthropic, Gemini CLI's for gemini."""
+        codex_provider = self.codex.values.get("provider")
+        speaks = codex_provider == provider or (
+            codex_provider and provider == "openai-compatible" and self.codex.values.get("base_url")
+        )
+        own = {"anthropic": self.claude, "gemini": self.gemini}.get(provider)
+        return [*([self.codex] if speaks else []), *([own] if own else [])]
+
+    def stored_key(self, provider: str) -> tuple[str, str, str] | None:
+        """(variable, key, source) from the provider's client files, when the environment has no key."""
+        found = {
+            "anthropic": [(v, self.claude_keys.get(v)) for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")],
+            "gemini": [(v, self.gemini_keys.get(v)) for v in GEMINI_KEY_ENVS],
+        }.get(provider, [])
+        return next(((var, s.value, s.source) for var, s in found if s is not None and s.value), None)
+
+    def client_of(self, sources: Mapping[str, str]) -> str | None:
+        """The client whose files supplied any of the target's values (the first: codex, claude, gemini)."""
+        used = set(sources.values())
+        files = (
+            ("codex", set(self.codex.sources.values())),
+            ("claude", {*self.claude.sources.values(), *(s.source for s in self.claude_keys.values())}),
+            ("gemini", {*self.gemini.sources.values(), *(s.source for s in self.gemini_keys.values())}),
+        )
+        return next((cid for cid, found in files if used & found), None)
+
+
+def _provider(explicit: list[Layer], env: Mapping[str, str], clients: _Clients) -> tuple[str | None, str]:
+    """The provider and its source: named explicitly (checked), else guessed from the explicit base URL, model
+    or key variable, a provider's key in the environment, a client's files, or an unknown host's base URL."""
+    provider, p_src = _pick("provider", explicit)
+    if provider:
+        return _canonical_or_error(str(provider), p_src), p_src
+    url, url_src = _pick("base_url", explicit)
+    model, model_src = _pick("model", explicit)
+    key_env, key_src = _pick("api_key_env", explicit)
+    host = host_of(url) if url else ""
+    provider, p_src = _first(
+        (provider_for_host(host) if host else None, f"{url_src} (host)"),
+        (provider_for_model(model) if model else None, f"{model_src} (name)"),
+        (_guess_from_key_env(key_env), f"{key_src} (name)"),
+    )
+    if provider:
+        return str(provider), p_src
+    hit = next(((name, v) for name, variables in env_markers() for v in variables if env.get(v)), None)
+    if hit:
+        return hit[0], f"env {hit[1]}"
+    for layer in (clients.codex, clients.claude, clients.gemini):
+        if layer.values.get("provider"):
+            return str(layer.values["provider"]), layer.sources["provider"]
+    if url or model:
+        return "openai-compatible", "inferred (base URL of an unknown host)"
+    return None, ""
+
+
+def _env_layer(adapter: Adapter, env: Mapping[str, str]) -> Layer:
+    """The provider's own variables: its base URL (the first set), model and API version. A bad value is a
+    usage error: these are variables capdoctor reads itself."""
+    layer = Layer()
+    for var in adapter.base_url_envs:
+        value = env.get(var)
+        problem = value_problem("base_url", value) if value else None
+        if problem:
+            raise UsageError(f"base URL {value!r} (env {var}) {problem}")
+        layer.set("base_url", adapter.base_url_from_env(value) if value else None, f"env {var}")
+        if value:
+            break
+    for var in adapter.model_envs:
+        value = env.get(var)
+        problem = value_problem("model", value) if value else None
+        if problem:
+            raise UsageError(f"model {value!r} (env {var}) {problem}")
+        layer.set("model", value, f"env {var}")
+    for var in adapter.api_version_envs:
+        layer.set("api_version", env.get(var), f"env {var}")
+    return layer
+
+
+def _key(
+    provider: str, adapter: Adapter, env: Mapping[str, str], layers: list[Layer], clients: _Clients
+) -> tuple[str | None, str | None, dict[str, str]]:
+    """(key variable, key, sources): the variable a layer names (set or not), else the provider's first key
+    variable that is set, else a key stored in the provider's client files."""
+    key_env, key_src = _pick("api_key_env", layers)
+    if key_env:
+        api_key = env.get(str(key_env)) or None
+        set_ = "" if api_key else " (not set)"
+        return str(key_env), api_key, {"key": f"env {key_env}{set_}", "api_key_env": key_src}
+    var = next((v for v in adapter.key_envs if env.get(v)), None)
+    if var:
+        return var, env[var], {"key": f"env {var}"}
+    stored = clients.stored_key(provider)
+    return (stored[0], stored[1], {"key": stored[2]}) if stored else (None, None, {})
+
+
 def discover(
     flags: DiscoveryFlags,
     env: Mapping[str, str],
@@ -363,136 +470,50 @@ def discover(
     flag = _flag_layer(flags)
     if files is None:
         files = read_config_files(cwd, home, env, platform)
-    tomls = [_toml_layer(f) for f in files]
-    explicit = [flag, *tomls]
-    codex, codex_provider = _codex_layer(env, home)
-    claude, claude_keys = _claude_layer(env, home, cwd)
-    gemini, gemini_keys = _gemini_layer(home, cwd)
-
-    def pick(key: str, layers: list[Layer]) -> tuple[Any, str]:
-        return _first(*[(lay.values.get(key), lay.sources.get(key, "")) for lay in layers])
-
-    provider, p_src = pick("provider", explicit)
-    if provider:
-        provider = _canonical_or_error(str(provider), p_src)
-    else:
-        url, url_src = pick("base_url", explicit)
-        model, model_src = pick("model", explicit)
-        key_env, key_src = pick("api_key_env", explicit)
-        guesses = [
-            (_guess_from_url(url), f"{url_src} (host)"),
-            (_guess_from_model(model), f"{model_src} (name)"),
-            (_guess_from_key_env(key_env), f"{key_src} (name)"),
-        ]
-        provider, p_src = _first(*guesses)
-        if not provider:
-            for name, variables in env_markers():
-                hit = next((v for v in variables if env.get(v)), None)
-                if hit:
-                    provider, p_src = name, f"env {hit}"
-                    break
-        if not provider and codex_provider:
-            provider, p_src = codex_provider, codex.sources["provider"]
-        if not provider and claude.values.get("provider"):
-            provider, p_src = "anthropic", claude.sources["provider"]
-        if not provider and gemini.values.get("provider"):
-            provider, p_src = "gemini", gemini.sources["provider"]
-        if not provider and (url or model):
-            provider, p_src = "openai-compatible", "inferred (base URL of an unknown host)"
-        if not provider:
-            return None
+    explicit = [flag, *[_toml_layer(f) for f in files]]
+    clients = _Clients(_codex_layer(env, home), *_claude_layer(env, home, cwd), *_gemini_layer(home, cwd))
+    provider, p_src = _provider(explicit, env, clients)
+    if not provider:
+        return None
     adapter = adapter_for(provider)
-    client_layers: list[Layer] = []
-    if codex_provider == provider or (
-        codex_provider and provider == "openai-compatible" and codex.values.get("base_url")
-    ):
-        client_layers.append(codex)
-    if provider == "anthropic":
-        client_layers.append(claude)
-    if provider == "gemini":
-        client_layers.append(gemini)
-    env_layer = Layer()
-    for var in adapter.base_url_envs:
-        value = env.get(var)
-        problem = value_problem("base_url", value) if value else None
-        if problem:
-            raise UsageError(f"base URL {value!r} (env {var}) {problem}")
-        env_layer.set("base_url", adapter.base_url_from_env(value) if value else None, f"env {var}")
-        if value:
-            break
-    for var in adapter.model_envs:
-        value = env.get(var)
-        problem = value_problem("model", value) if value else None
-        if problem:
-            raise UsageError(f"model {value!r} (env {var}) {problem}")
-        env_layer.set("model", value, f"env {var}")
-    for var in adapter.api_version_envs:
-        env_layer.set("api_version", env.get(var), f"env {var}")
+    client_layers = clients.speaking_for(provider)
+    env_layer = _env_layer(adapter, env)
     order = [*explicit, env_layer, *client_layers]
     sources: dict[str, str] = {"provider": p_src}
-    base_url, sources["base_url"] = pick("base_url", order)
+    base_url, sources["base_url"] = _pick("base_url", order)
     if not base_url:
         base_url, sources["base_url"] = adapter.default_base_url, "default"
-    model, sources["model"] = pick("model", order)
+    model, sources["model"] = _pick("model", order)
     if not model:
         model, sources["model"] = adapter.default_model, "default"
-    alts, alt_src = pick("alt_models", explicit)
+    alts, alt_src = _pick("alt_models", explicit)
     if alts:
         sources["alt_models"] = alt_src
-    wire, wire_src = pick("wire_api", [*explicit, *client_layers])
+    wire, wire_src = _pick("wire_api", [*explicit, *client_layers])
     if wire:
         if wire not in WIRE_APIS:
             raise UsageError(f"wire_api must be one of {', '.join(WIRE_APIS)}, not {wire!r} ({wire_src})")
         sources["wire_api"] = wire_src
-    api_version, v_src = pick("api_version", [*explicit, env_layer, *client_layers])
+    api_version, v_src = _pick("api_version", [*explicit, env_layer, *client_layers])
     if api_version:
         sources["api_version"] = v_src
-    key_env, key_src = pick("api_key_env", [*explicit, *client_layers])
-    api_key: str | None = None
-    if key_env:
-        api_key = env.get(str(key_env)) or None
-        sources["key"] = f"env {key_env}" + ("" if api_key else " (not set)")
-        sources["api_key_env"] = key_src
-    else:
-        for var in adapter.key_envs:
-            if env.get(var):
-                key_env, api_key, sources["key"] = var, env[var], f"env {var}"
-                break
-        if not api_key and provider == "anthropic":
-            for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-                if var in claude_keys and claude_keys[var].value:
-                    key_env, api_key, sources["key"] = var, claude_keys[var].value, claude_keys[var].source
-                    break
-        if not api_key and provider == "gemini":
-            for var in GEMINI_KEY_ENVS:
-                if var in gemini_keys:
-                    key_env, api_key, sources["key"] = var, gemini_keys[var].value, gemini_keys[var].source
-                    break
+    key_env, api_key, key_sources = _key(provider, adapter, env, [*explicit, *client_layers], clients)
+    sources.update(key_sources)
     problem = url_problem(str(base_url))
     if problem:  # every source was checked on the way in; this guards the defaults and future sources
         raise UsageError(f"base URL {base_url!r} ({sources['base_url']}) {problem}")
-    extra: dict[str, Any] = {"api_version": api_version} if api_version else {}
-    used = set(sources.values())
-    claude_files = {*claude.sources.values(), *(s.source for s in claude_keys.values())}
-    gemini_files = {*gemini.sources.values(), *(s.source for s in gemini_keys.values())}
-    client_files = (
-        ("codex", set(codex.sources.values())),
-        ("claude", claude_files),
-        ("gemini", gemini_files),
-    )
-    client = next((cid for cid, files in client_files if used & files), None)
     return Target(
         provider=provider,
         base_url=str(base_url),
         model=str(model),
         alt_models=tuple(alts or ()),
-        api_key_env=str(key_env) if key_env else None,
+        api_key_env=key_env,
         api_key=api_key,
         wire_api=wire,
         logs=tuple(flags.logs),
         sources=sources,
-        extra=extra,
-        client=client,
+        extra={"api_version": api_version} if api_version else {},
+        client=clients.client_of(sources),
     )
 
 
@@ -520,15 +541,8 @@ def client_file_problems(env: Mapping[str, str], home: Path, cwd: Path) -> list[
     out: list[dict[str, Any]] = []
 
     def broken(source: str, message: str) -> None:
-        out.append(
-            {
-                "kind": "client_config_broken",
-                "cause": "client",
-                "source": source,
-                "message": f"{message} — the client may refuse to start or ignore the setting; capdoctor "
-                "went on without it.",
-            }
-        )
+        tail = " — the client may refuse to start or ignore the setting; capdoctor went on without it."
+        out.append(_finding("client_config_broken", "client", source, message + tail))
 
     readers: list[tuple[Path, Any]] = [(codex_config_path(env, home), read_codex_config)]
     readers += [(path, read_claude_settings) for path in claude_settings_paths(env, home, cwd)]
@@ -563,33 +577,79 @@ def _client_settings(cfg: Any) -> list[Setting]:
     return [s for s in found if s is not None]
 
 
+def _finding(kind: str, cause: str, source: str | None, message: str) -> dict[str, Any]:
+    """One finding of `describe`, in the shape `capdoctor config` shows."""
+    return {"kind": kind, "cause": cause, "source": source, "message": message}
+
+
+def _files(env: Mapping[str, str], home: Path, cwd: Path, platform: str) -> list[dict[str, Any]]:
+    """The configuration files discovery reads, each shown with whether it exists."""
+    paths = [(p, "capdoctor") for p in config_files(cwd, home, env, platform)]
+    paths += [
+        (codex_config_path(env, home), "codex"),
+        (claude_dir(env, home) / "settings.json", "claude-code"),
+        (gemini_settings_path(home), "gemini-cli"),
+    ]
+    return [{"path": show(p, home), "kind": kind, "exists": p.exists()} for p, kind in paths]
+
+
+def _settings(target: Target, facts: KeyFacts) -> dict[str, dict[str, Any]]:
+    """Each effective value with its source; the key only as its state, names and shape."""
+    src = target.sources
+    key = f"set ({facts.names()}, {shape_text(facts)})" if facts.present else f"{facts.state} ({facts.names()})"
+    return {
+        "provider": {"value": target.provider, "source": src.get("provider", "")},
+        "base_url": {"value": target.base_url, "source": src.get("base_url", "")},
+        "model": {"value": target.model, "source": src.get("model", "")},
+        "alt_models": {"value": list(target.alt_models), "source": src.get("alt_models", "default (provider table)")},
+        "wire_api": {"value": target.wire_api, "source": src.get("wire_api", "default (adapter)")},
+        "key": {"value": key, "source": src.get("key") or facts.name_source},
+    }
+
+
+def _endpoint_findings(target: Target, adapter: Adapter) -> list[dict[str, Any]]:
+    """A loopback base URL where nothing listens (network), or a host that is not the provider's own (a relay)."""
+    source = target.sources.get("base_url")
+    if is_loopback(target.base_url):
+        if url_port_open(target.base_url, 0.3) is not False:
+            return []
+        message = (
+            f"Nothing listens at {target.base_url} (from {source}): a stale base URL or a stopped local "
+            "server/relay makes every request fail with 'connection refused'."
+        )
+        return [_finding("dead_loopback", "network", source, message)]
+    if not adapter.official_hosts or is_official(adapter, target.base_url):
+        return []
+    message = (
+        f"The base URL host {host_of(target.base_url)} is not {target.provider}'s own host: a relay or gateway "
+        "is in the path; its errors and limits apply."
+    )
+    return [_finding("relay", "client", source, message)]
+
+
+def _key_findings(target: Target, adapter: Adapter, facts: KeyFacts) -> list[dict[str, Any]]:
+    """A key that is missing where one is needed (`no_key`), or present in a shape the provider never issues."""
+    missing = facts.problem in ("unset", "empty")
+    if facts.problem is None or (missing and not (facts.explicit or adapter.key_required)):
+        return []
+    return [
+        {
+            "kind": "no_key" if missing else "key_shape",
+            "cause": "client",
+            "variable": facts.names(),
+            "source": facts.name_source if missing else target.sources.get("key"),
+            "message": problem_text(facts),
+        }
+    ]
+
+
 def describe(
     target: Target | None, env: Mapping[str, str], home: Path, cwd: Path, platform: str, options: Options | None = None
 ) -> dict[str, Any]:
     """Every effective value with its source, the options with theirs, key presence and source (never the
     value), and findings (the clients' broken config files among them)."""
     findings: list[dict[str, Any]] = client_file_problems(env, home, cwd)
-    files = [
-        *(
-            {"path": show(p, home), "kind": "capdoctor", "exists": p.exists()}
-            for p in config_files(cwd, home, env, platform)
-        ),
-        {
-            "path": show(codex_config_path(env, home), home),
-            "kind": "codex",
-            "exists": codex_config_path(env, home).exists(),
-        },
-        {
-            "path": show(claude_dir(env, home) / "settings.json", home),
-            "kind": "claude-code",
-            "exists": (claude_dir(env, home) / "settings.json").exists(),
-        },
-        {
-            "path": show(gemini_settings_path(home), home),
-            "kind": "gemini-cli",
-            "exists": gemini_settings_path(home).exists(),
-        },
-    ]
+    files = _files(env, home, cwd, platform)
     exports = shell_exports(home)
     out: dict[str, Any] = {
         "target": None,
@@ -610,80 +670,27 @@ def describe(
         findings.append(
             {
                 "kind": "no_target",
-                "message": "No target found: pass --provider/--base-url/--model, "
-                "set a provider key (e.g. OPENAI_API_KEY), or configure Codex, Claude Code or Gemini CLI.",
+                "message": "No target found: pass --provider/--base-url/--model, set a provider key "
+                "(e.g. OPENAI_API_KEY), or configure Codex, Claude Code or Gemini CLI.",
             }
         )
         return out
     out["target"] = target.to_dict()
-    src = dict(target.sources)
     facts = describe_key(target, env)
-    out["settings"] = {
-        "provider": {"value": target.provider, "source": src.get("provider", "")},
-        "base_url": {"value": target.base_url, "source": src.get("base_url", "")},
-        "model": {"value": target.model, "source": src.get("model", "")},
-        "alt_models": {"value": list(target.alt_models), "source": src.get("alt_models", "default (provider table)")},
-        "wire_api": {"value": target.wire_api, "source": src.get("wire_api", "default (adapter)")},
-        "key": {
-            "value": (
-                f"set ({facts.names()}, {shape_text(facts)})" if facts.present else f"{facts.state} ({facts.names()})"
-            ),
-            "source": src.get("key") or facts.name_source,
-        },
-    }
-    out["key"] = {"present": facts.present, "env": target.api_key_env, "source": src.get("key"), **facts.to_dict()}
+    out["settings"] = _settings(target, facts)
+    key = {"present": facts.present, "env": target.api_key_env, "source": target.sources.get("key")}
+    out["key"] = {**key, **facts.to_dict()}
     adapter = adapter_for(target.provider)
-    if is_loopback(target.base_url):
-        open_ = url_port_open(target.base_url, 0.3)
-        if open_ is False:
-            findings.append(
-                {
-                    "kind": "dead_loopback",
-                    "cause": "network",
-                    "source": src.get("base_url"),
-                    "message": f"Nothing listens at {target.base_url} (from {src.get('base_url')}): a "
-                    "stale base URL or a stopped local server/relay makes every request fail "
-                    "with 'connection refused'.",
-                }
-            )
-    elif adapter.official_hosts and not is_official(adapter, target.base_url):
-        findings.append(
-            {
-                "kind": "relay",
-                "cause": "client",
-                "source": src.get("base_url"),
-                "message": f"The base URL host {host_of(target.base_url)} is not {target.provider}'s own "
-                "host: a relay or gateway is in the path; its errors and limits apply.",
-            }
+    findings += _endpoint_findings(target, adapter)
+    findings += [  # a `*_BASE_URL` exported from a shell profile: every shell and tool inherits it
+        _finding(
+            "shell_export",
+            "client",
+            f"{e['file']}:{e['line']}",
+            f"{e['variable']} is exported in {e['file']}:{e['line']}: every shell (and every tool started from it) "
+            "inherits it; make sure it is still wanted.",
         )
-    for e in exports:
-        findings.append(
-            {
-                "kind": "shell_export",
-                "cause": "client",
-                "source": f"{e['file']}:{e['line']}",
-                "message": f"{e['variable']} is exported in {e['file']}:{e['line']}: every shell (and "
-                "every tool started from it) inherits it; make sure it is still wanted.",
-            }
-        )
-    if facts.problem in ("unset", "empty") and (facts.explicit or adapter.key_required):
-        findings.append(
-            {
-                "kind": "no_key",
-                "cause": "client",
-                "variable": facts.names(),
-                "source": facts.name_source,
-                "message": problem_text(facts),
-            }
-        )
-    elif facts.problem is not None and facts.problem not in ("unset", "empty"):
-        findings.append(
-            {
-                "kind": "key_shape",
-                "cause": "client",
-                "variable": facts.names(),
-                "source": src.get("key"),
-                "message": problem_text(facts),
-            }
-        )
+        for e in exports
+    ]
+    findings += _key_findings(target, adapter, facts)
     return out
