@@ -119,6 +119,7 @@ def cli() -> Any:
 def pytest_configure(config: pytest.Config) -> None:
     """Register the markers the suite uses."""
     config.addinivalue_line("markers", "scenario(name): simulator scenario for the `sim` fixture")
+    config.addinivalue_line("markers", "realclients: runs the real npm clients (tests/e2e/test_real_clients.py)")
 
 
 def free_port() -> int:

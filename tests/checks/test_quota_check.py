@@ -60,7 +60,7 @@ def test_no_headers_is_a_skip() -> None:
 
 
 def test_openrouter_key_bodies() -> None:
-    from capdoctor.simulator.scenarios import OPENROUTER_KEY_EMPTY, OPENROUTER_KEY_OK
+    from capdoctor.simulator.replies import OPENROUTER_KEY_EMPTY, OPENROUTER_KEY_OK
 
     empty, data = openrouter_key({"data": OPENROUTER_KEY_EMPTY})
     assert empty[0].strength is Strength.STRONG and data["limit_remaining"] == 0

@@ -15,7 +15,8 @@ import pytest
 from capdoctor.cli.demo import client_target, demo_key
 from capdoctor.probes.http_budget import requested_output_tokens
 from capdoctor.simulator import scenarios
-from capdoctor.simulator.scenarios import CAPACITY, SCENARIOS, Scenario
+from capdoctor.simulator.replies import CAPACITY
+from capdoctor.simulator.scenarios import SCENARIOS, Scenario
 from capdoctor.simulator.server import Simulator
 from tests.conftest import run_cli
 

@@ -17,7 +17,8 @@ import pytest
 from capdoctor.fallback.generate import generate
 from capdoctor.fallback.pool import pool_from_report
 from capdoctor.simulator import scenarios
-from capdoctor.simulator.scenarios import ANTHROPIC_OVERLOADED, OPENAI_OVERLOADED, Reply, Scenario
+from capdoctor.simulator.replies import ANTHROPIC_OVERLOADED, OPENAI_OVERLOADED, Reply
+from capdoctor.simulator.scenarios import Scenario
 from capdoctor.simulator.server import Simulator
 from tests.support.fallback_support import PLANTED, SHAPES, ClientRun, live_report
 

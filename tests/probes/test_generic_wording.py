@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from capdoctor.simulator.scenarios import Reply, Scenario
+from capdoctor.simulator.replies import Reply
+from capdoctor.simulator.scenarios import Scenario
 from tests.conftest import run_cli
 
 CASES: list[tuple[str, str, int, str, str, str]] = [

@@ -172,7 +172,7 @@ def test_no_headers_no_windows() -> None:
 def test_google_quota_failure() -> None:
     import json
 
-    from capdoctor.simulator.scenarios import GEMINI_QUOTA, GEMINI_RATE
+    from capdoctor.simulator.replies import GEMINI_QUOTA, GEMINI_RATE
 
     zero, delay = parse_google_quota(json.dumps(GEMINI_QUOTA.body))
     assert zero[0].value == 0 and zero[0].quota_id.endswith("FreeTier") and delay == 20

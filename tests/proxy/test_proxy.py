@@ -31,6 +31,8 @@ CHAT = {"model": "gpt-5.5", "messages": [{"role": "user", "content": "the prompt
 MESSAGES = {"model": "claude-opus-4-7", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
 ANTHROPIC_HEADERS = {"anthropic-version": "2023-06-01", "x-api-key": "sk-ant-api03-" + "k" * 30}
 OPENAI_HEADERS = {"authorization": "Bearer sk-test-" + "k" * 30}
+GEMINI = {"model": "gemini-2.5-pro", "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}  # model: the path's
+GEMINI_HEADERS = {"x-goog-api-key": "AIzaSy" + "k" * 33}
 
 
 def _host_port(url: str) -> tuple[str, int]:
@@ -59,6 +61,7 @@ def _history(db: Path) -> dict[str, Any]:
         ("capacity", "/anthropic/v1/messages", MESSAGES, ANTHROPIC_HEADERS, 529, "capacity"),
         ("quota", "/v1/chat/completions", CHAT, OPENAI_HEADERS, 429, "quota"),
         ("auth", "/v1/chat/completions", CHAT, OPENAI_HEADERS, 401, "account"),
+        ("capacity", "/gemini/v1beta/models/gemini-2.5-pro:generateContent", GEMINI, GEMINI_HEADERS, 503, "capacity"),
         ("healthy", "/v1/chat/completions", {**CHAT, "stream": True}, OPENAI_HEADERS, 200, None),
     ],
 )
@@ -89,7 +92,7 @@ def test_client_gets_exactly_what_the_provider_sent(
     assert (a.status, a.cause, a.model) == (status, cause, body["model"])
     assert a.ok is (cause is None)
     assert ex.outcome == "completed" and ex.bytes == len(up_body)
-    assert ex.request_ids.get("x-request-id") or ex.request_ids.get("request-id")
+    assert ex.request_ids.get("x-request-id") or ex.request_ids.get("request-id") or "/gemini/" in path  # Google: none
     assert ex.client == "httpx" and ex.ttfb_ms is not None
     if cause:
         assert ex.error_text and "prompt" not in ex.error_text
@@ -186,6 +189,20 @@ def test_an_upstream_that_does_not_answer_gets_the_proxys_own_502(tmp_path: Path
     ((rnd, ex),) = _exchanges(tmp_path / "h.sqlite3")
     assert ex.outcome == "upstream_failed" and rnd.attempts[0].kind == "refused"
     assert rnd.attempts[0].cause == "network"
+    assert rnd.attempts[0].signature  # the engine's row for the refusal: history weighs it as a log's
+    assert _history(tmp_path / "h.sqlite3")["verdict"]["cause"] == "network"
+
+
+@pytest.mark.scenario("stream-capacity")
+def test_googles_bare_error_object_in_a_stream_is_recorded_with_its_cause(sim: Any, tmp_path: Path) -> None:
+    path = "/gemini/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+    with running_proxy([sim.url], tmp_path / "h.sqlite3") as proxy:
+        got = httpx.post(proxy.url + path, json=GEMINI, headers=GEMINI_HEADERS)
+        proxy.close()
+    assert got.status_code == 200 and got.json()["error"]["status"] == "UNAVAILABLE"
+    ((rnd, ex),) = _exchanges(tmp_path / "h.sqlite3")
+    assert (ex.outcome, rnd.attempts[0].cause) == ("error_event", "capacity")
+    assert ex.error_text and "overloaded" in ex.error_text
 
 
 # -- the history and the verdict

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from capdoctor.simulator.scenarios import Reply, Scenario
+from capdoctor.simulator.replies import Reply
+from capdoctor.simulator.scenarios import Scenario
 
 NEUTRAL = "error"
 

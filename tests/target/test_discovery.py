@@ -122,6 +122,17 @@ def test_codex_custom_provider(home: Path, cwd: Path) -> None:
     assert "[model_providers.relay]" in t.sources["base_url"]
 
 
+def test_codex_custom_provider_keeps_its_url_when_its_key_is_openais_variable(home: Path, cwd: Path) -> None:
+    write(
+        home / ".codex/config.toml",
+        'model = "gpt-5.5"\nmodel_provider = "sim"\n\n[model_providers.sim]\nname = "Local relay"\n'
+        'base_url = "http://127.0.0.1:18100/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n',
+    )
+    t = find(home, cwd, {"OPENAI_API_KEY": FAKE})
+    assert (t.base_url, t.model, t.api_key_env) == ("http://127.0.0.1:18100/v1", "gpt-5.5", "OPENAI_API_KEY")
+    assert "config.toml" in t.sources["provider"]
+
+
 def test_codex_builtin_openai_speaks_responses(home: Path, cwd: Path) -> None:
     write(home / ".codex/config.toml", 'model = "gpt-5.5"\n')
     t = find(home, cwd, {"OPENAI_API_KEY": FAKE})

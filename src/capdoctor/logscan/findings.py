@@ -214,9 +214,10 @@ def last_error(result: ScanResult) -> dict[str, Any] | None:
     last = max((e for e in result.events if e[0] is not None), key=newest, default=result.events[-1])
     if result.last_success.get(last.path, -1) > last.offset:
         return None
+    row = by_id().get(last.signature)  # history's failures with no wording (a reset, a refusal) have no row
     return {
         "signature": last.signature,
-        "title": by_id()[last.signature].title,
+        "title": row.title if row else f"{last.cause} failure ({last.signature or 'no error text'})",
         "cause": last.cause,
         "ts": _iso(last.ts),
         "model": last.model,

@@ -223,6 +223,11 @@ class Watch:
                     self._error_event = event.data[:MAX_ERROR_BYTES]
                     self._decoder = None  # the failure is known; the rest passes unread
                     break
+            bare = data.find(b'{"error"')
+            if self._error_event is None and (bare == 0 or (bare > 0 and data[bare - 1 : bare] in (b"\n", b"\r"))):
+                # Google's API ends a failing event stream with its error object bare, outside any `data:` field
+                self._error_event = data[bare:][:MAX_ERROR_BYTES].decode("utf-8", "replace")
+                self._decoder = None
         elif self.stream and b'"error"' in data:  # NDJSON / JSON-array streams: an error object inside
             start = data.find(b"{", max(0, data.find(b'"error"') - 200))
             self._error_event = data[max(0, start) :][:MAX_ERROR_BYTES].decode("utf-8", "replace")

@@ -45,7 +45,10 @@ def _error_text(obs: Observed) -> str | None:
     raw = obs.error_event or obs.error_body
     if raw:
         fields = extract_error(raw)
-        head = " ".join(p for p in (fields.get("code"), f"({fields['type']})" if fields.get("type") else None) if p)
+        code = fields.get("code")  # Google's is a number (503), OpenAI's and Anthropic's a word
+        head = " ".join(
+            p for p in (str(code) if code else None, f"({fields['type']})" if fields.get("type") else None) if p
+        )
         msg = " ".join(str(fields.get("message") or "").split())
         text = f"{head}: {msg}" if head and msg else head or msg
         return text or " ".join(raw.split())
@@ -70,6 +73,13 @@ def judge(obs: Observed) -> RoundRecord:
     failed = False
     if obs.outcome == "upstream_failed":
         failed, kind, cause = True, obs.failure_kind or "connect", "network"
+        from capdoctor.classifier.signatures import classify
+
+        # the engine's row for the transport failure (a reset, a refusal, a timeout), so that history
+        # weighs it as it weighs the same words in a log
+        named = [m for m in classify(obs.detail or "", origin="body") if m.signature.cause == "network"]
+        if named:
+            signature = str(named[0].signature.id)
     elif (status or 0) >= 400 or obs.outcome == "error_event":
         failed = True
         kind = "stream_error" if obs.error_event is not None else "http_error"

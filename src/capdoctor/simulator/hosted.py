@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from capdoctor.simulator import payloads
-from capdoctor.simulator.scenarios import Reply
+from capdoctor.simulator.replies import Reply
 
 
 def _no_headers() -> dict[str, str]:

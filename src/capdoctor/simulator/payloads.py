@@ -570,12 +570,17 @@ def anthropic_stream(model: str, error: Any = None, cut: bool = False) -> list[E
 
 
 def gemini_stream(model: str, error: Any = None, cut: bool = False) -> list[Event]:
-    """streamGenerateContent chunks (data-only); with `error`, an `{"error": …}` chunk ends the stream."""
+    """streamGenerateContent chunks (data-only); with `error`, the stream is one `{"error": …}` object.
+
+    The failure comes first and alone: Google's API sends it as a bare JSON object in the stream (not an SSE
+    `data:` frame; routes frames it so), and its SDK only sees it when that object is a read of its own,
+    which content sent just before could share.
+    """
+    if error is not None:
+        return [(None, {"error": error})]
     events: list[Event] = [(None, gemini_content(model, "po", finish=False))]
     if cut:
         return events
-    if error is not None:
-        return [*events, (None, {"error": error})]
     return [*events, (None, gemini_content(model, "ng", finish=True))]
 
 

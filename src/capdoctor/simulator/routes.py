@@ -19,15 +19,8 @@ from urllib.parse import quote
 
 from capdoctor.simulator import payloads, statuspage
 from capdoctor.simulator.hosted import BY_NAME as HOSTED
-from capdoctor.simulator.scenarios import (
-    DEFAULT_PS,
-    MODEL_NOT_FOUND,
-    NO_KEY,
-    OPENROUTER_KEY_OK,
-    SCENARIOS,
-    Reply,
-    Scenario,
-)
+from capdoctor.simulator.replies import DEFAULT_PS, MODEL_NOT_FOUND, NO_KEY, OPENROUTER_KEY_OK, Reply
+from capdoctor.simulator.scenarios import SCENARIOS, Scenario
 
 # Where each client-facing provider lives on the one port (the client appends its own paths).
 PREFIXES: Mapping[str, str] = {
@@ -163,7 +156,8 @@ def _stream(
     if framing == "sse":
         out.headers["content-type"] = SSE_TYPE
         out.headers["cache-control"] = "no-cache"
-        frames = [payloads.sse(e) for e in events]
+        # Google's API ends a failing stream with its error object bare (the @google/genai SDK reads it so)
+        frames = [_json_bytes(e[1]) + b"\n" if _bare_error(shape, e) else payloads.sse(e) for e in events]
     elif framing == "ndjson":
         out.headers["content-type"] = "application/x-ndjson"
         frames = [payloads.ndjson(e) for e in events]
@@ -175,6 +169,11 @@ def _stream(
     out.frames = frames
     out.cut = cut
     return out
+
+
+def _bare_error(shape: str, event: payloads.Event) -> bool:
+    """Whether this stream event is sent as a bare JSON object rather than an SSE frame (Gemini's error)."""
+    return shape == "gemini" and isinstance(event[1], dict) and "error" in event[1]
 
 
 def _catalog(shape: str) -> tuple[str, tuple[str, ...]]:
@@ -468,6 +467,27 @@ def _not_found(req: Incoming, call: Call) -> Outgoing:
 Handler = Callable[[Incoming, Call, re.Match[str]], Outgoing]
 
 
+def _trace(r: Incoming, c: Call, m: re.Match[str]) -> Outgoing:
+    """Cloudflare's `/cdn-cgi/trace`: where the request appears to come from (the paths check reads it)."""
+    trace = payloads.cloudflare_trace(r.headers.get("user-agent", ""), payloads.now_epoch())
+    return _out("", 200, trace, c, content_type="text/plain")
+
+
+def _ollama_tags(r: Incoming, c: Call, m: re.Match[str]) -> Outgoing:
+    """Ollama's installed models."""
+    return _listing("ollama", c, lambda: payloads.ollama_tags(_models_for(c.scenario, "ollama")), "tags")
+
+
+def _ollama_ps(r: Incoming, c: Call, m: re.Match[str]) -> Outgoing:
+    """Ollama's loaded models, with the memory each takes (the hardware check reads it)."""
+    return _out("ollama", 200, payloads.ollama_ps(list(c.scenario.ollama_ps or DEFAULT_PS), c.now), c)
+
+
+def _openrouter_key(r: Incoming, c: Call, m: re.Match[str]) -> Outgoing:
+    """OpenRouter's key endpoint: the key's credit limit and usage (the quota check reads it)."""
+    return _listing("openrouter", c, lambda: {"data": dict(c.scenario.openrouter_key or OPENROUTER_KEY_OK)}, "key")
+
+
 def _routes() -> list[tuple[str, re.Pattern[str], Handler]]:
     def gen(shape: str, route: str) -> Handler:
         return lambda r, c, m: _openai_like(r, c, shape, route)
@@ -484,17 +504,7 @@ def _routes() -> list[tuple[str, re.Pattern[str], Handler]]:
 
     table: list[tuple[str, str, Handler]] = [
         ("GET", r"/", lambda r, c, m: _index(c)),
-        (
-            "GET",
-            r"/cdn-cgi/trace",
-            lambda r, c, m: _out(
-                "",
-                200,
-                payloads.cloudflare_trace(r.headers.get("user-agent", ""), payloads.now_epoch()),
-                c,
-                content_type="text/plain",
-            ),
-        ),
+        ("GET", r"/cdn-cgi/trace", _trace),
         ("GET", r"/status/api/v2/summary\.json", status("summary")),
         ("GET", r"/status/api/v2/status\.json", status("status")),
         ("GET", r"/status/api/v2/components\.json", status("components")),
@@ -514,18 +524,8 @@ def _routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         ),
         ("GET", r"/ollama", lambda r, c, m: _out("ollama", 200, "Ollama is running", c, content_type="text/plain")),
         ("GET", r"/ollama/api/version", lambda r, c, m: _out("ollama", 200, {"version": OLLAMA_VERSION}, c)),
-        (
-            "GET",
-            r"/ollama/api/tags",
-            lambda r, c, m: _listing(
-                "ollama", c, lambda: payloads.ollama_tags(_models_for(c.scenario, "ollama")), "tags"
-            ),
-        ),
-        (
-            "GET",
-            r"/ollama/api/ps",
-            lambda r, c, m: _out("ollama", 200, payloads.ollama_ps(list(c.scenario.ollama_ps or DEFAULT_PS), c.now), c),
-        ),
+        ("GET", r"/ollama/api/tags", _ollama_tags),
+        ("GET", r"/ollama/api/ps", _ollama_ps),
         ("POST", r"/ollama/api/chat", lambda r, c, m: _ollama_generate(r, c, "chat")),
         ("POST", r"/ollama/api/generate", lambda r, c, m: _ollama_generate(r, c, "generate")),
         ("GET", r"/ollama/v1/models", lst("compat")),
@@ -535,13 +535,7 @@ def _routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         ("POST", r"/ollama/chat/completions", gen("compat", "chat")),
         ("GET", r"/openrouter/api/v1/models", lst("openrouter")),
         ("POST", r"/openrouter/api/v1/chat/completions", gen("openrouter", "chat")),
-        (
-            "GET",
-            r"/openrouter/api/v1/(auth/)?key",
-            lambda r, c, m: _listing(
-                "openrouter", c, lambda: {"data": dict(c.scenario.openrouter_key or OPENROUTER_KEY_OK)}, "key"
-            ),
-        ),
+        ("GET", r"/openrouter/api/v1/(auth/)?key", _openrouter_key),
     ]
     for h in HOSTED.values():
         table += [

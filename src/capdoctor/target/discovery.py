@@ -404,6 +404,10 @@ def _provider(explicit: list[Layer], env: Mapping[str, str], clients: _Clients) 
     )
     if provider:
         return str(provider), p_src
+    codex, codex_key = clients.codex, clients.codex.values.get("api_key_env")
+    if codex.values.get("provider") and codex.values.get("base_url") and codex_key and env.get(codex_key):
+        # the variable Codex's own provider names (`env_key`) is its key, not a sign of OpenAI (a loopback relay)
+        return str(codex.values["provider"]), codex.sources["provider"]
     hit = next(((name, v) for name, variables in env_markers() for v in variables if env.get(v)), None)
     if hit:
         return hit[0], f"env {hit[1]}"
