@@ -1,86 +1,85 @@
-"""How often ordinary log lines become prefilter candidates, and how much one candidate costs the engine.
+"""How often the ordinary lines of an agent's day become prefilter candidates, and which literals make them so.
 
-    .venv/bin/python bench/candidate_rate.py [--lines 20000]
+    .venv/bin/python bench/candidate_rate.py [--lines 20000] [--top 10]
+    PYTHONPATH=../base/src .venv/bin/python bench/candidate_rate.py     # another checkout's engine
 
-Generates ordinary lines — client logs (bench/logscan.py's background) and the lines incident-time logs are
-full of: access lines with 404s, words such as "account", "proxy", "daily", "token", "model", "timeout" — and
-prints, for the engine's prefilter literals, the share of lines selected as candidates, the share the engine
-then judges as an error (should be 0), and the mean classification time per candidate. With `--base REF` it
-prints the same for the literal table of a git ref (e.g. `main`) for comparison. A benchmark, not a test:
-nothing asserts a time.
+Generates ordinary lines (bench/logscan.py's `LINES`: client chatter, the words incident-time logs carry, and an
+agent's realistic day: JSON request logs with statuses and latencies, local-server and localhost URLs with their
+ports, `context window` fields, 404 access lines, `No such file or directory` from tool calls) and prints the
+fraction that hold one of the engine's prefilter literals, and the fraction that become candidates (what
+`capdoctor logs` decodes and judges: a line holding a selective literal, or one of the engine's at a level the
+words layer reads; the issue's target is at most 2%), per kind of line, the literals of the candidates, and how
+many of the lines the engine judges an error (should be 0). A benchmark, not a test: nothing asserts a number.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import subprocess
 import sys
-import time
+from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from logscan import NORMAL, ORDINARY
+from logscan import LINES, ordinary_kind
 
 
-def lines(n: int, seed: int = 11) -> list[str]:
-    """`n` ordinary lines (bench/logscan.py's background and incident-time words), reproducibly."""
-    rng = random.Random(seed)
-    pool = NORMAL + ORDINARY
-    out = []
-    for i in range(n):
-        out.append(
-            rng.choice(pool).format(
-                ts="2026-11-30T10:00:00Z",
-                ms=rng.randrange(5, 9000),
-                n=rng.randrange(1, 99999),
-                m=i % 60,
-                ip=f"10.0.{rng.randrange(255)}.{rng.randrange(255)}",
-                port=rng.randrange(1024, 65536),
-            )
-        )
-    return out
+def judged(line: str) -> bool:
+    """Whether `capdoctor logs` judges the one-line record `line`: it holds one of the selective literals
+    (`Engine.selective`), or a literal of the engine and its level is not a quiet one (`Engine.quiet_level`)."""
+    from capdoctor.classifier.signatures import engine
+    from capdoctor.logscan.prefilter import prefilter_for, scan_literals
 
-
-def base_literals(ref: str) -> list[str]:
-    """The prefilter literals of the flat signature table at `ref` (before the layered engine)."""
-    import tomllib
-
-    text = subprocess.run(
-        ["git", "show", f"{ref}:src/capdoctor/signatures.toml"], capture_output=True, text=True, check=True
-    ).stdout
-    rows = tomllib.loads(text)["signature"]
-    return sorted({str(x).lower() for r in rows for x in (*r.get("literals", ()), *r.get("codes", ()))})
+    pf, chosen = prefilter_for(None), scan_literals()
+    raw = line.encode("utf-8")
+    ends, ids = pf.hits(raw)
+    if not ends:
+        return False
+    if ids is None:
+        return True
+    if any(chosen.selective[i] for i in pf.complete(ids, raw)) or prefilter_for(None, extra=True).hits(raw)[0]:
+        return True
+    return not engine().quiet_level(line)
 
 
 def main() -> int:
+    """Print the candidate rate of `--lines` ordinary lines."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=20000)
-    parser.add_argument("--base", help="also measure the literal table of this git ref (e.g. main)")
+    parser.add_argument("--top", type=int, default=10, help="how many of the literals that hit most to list")
     args = parser.parse_args()
     from capdoctor.classifier.signatures import engine
 
     eng = engine()
-    sample = lines(args.lines)
-    lits = eng.literals()
-    candidates = [ln for ln in sample if eng.literal_ids(ln)]
-    t0 = time.perf_counter()
-    judged = sum(bool(eng.classify(ln, origin="log")) for ln in candidates)
-    per = (time.perf_counter() - t0) / max(1, len(candidates)) * 1e6
+    literals = eng.literals()
+    has_selective = hasattr(eng, "selective")  # (another checkout's engine: every literal hit is judged)
+    rng = random.Random(11)
+    by_kind: Counter[int] = Counter()
+    hits_by_kind: Counter[int] = Counter()
+    by_literal: Counter[str] = Counter()
+    holding: list[str] = []
+    candidates: list[str] = []
+    for i in range(args.lines):
+        kind, line = ordinary_kind(rng, "2026-11-30T10:00:00.000Z", i)
+        by_kind[kind] += 1
+        ids = eng.literal_ids(line)
+        if ids:
+            holding.append(line)
+            if not has_selective or judged(line):
+                candidates.append(line)
+                hits_by_kind[kind] += 1
+                by_literal.update(literals[i] for i in ids)
+    errors = sum(bool(eng.classify(line, origin="log")) for line in holding)
+    n = max(1, args.lines)
     print(
-        f"engine: {len(lits)} literals; {len(candidates)}/{len(sample)} ordinary lines are candidates "
-        f"({len(candidates) / len(sample):.1%}); judged as errors: {judged}; {per:.0f} µs per candidate "
-        "(literal search + classification)"
+        f"{len(literals)} literals; ordinary lines holding one: {len(holding)}/{args.lines} ({len(holding) / n:.2%}); "
+        f"candidates (judged by the scanner): {len(candidates)} ({len(candidates) / n:.2%}); "
+        f"judged as errors: {errors}"
     )
-    if args.base:
-        old = base_literals(args.base)
-        hits = sum(any(lit in ln.lower() for lit in old) for ln in sample)
-        print(
-            f"{args.base}: {len(old)} literals; {hits}/{len(sample)} ordinary lines are candidates "
-            f"({hits / len(sample):.1%})"
-        )
+    print("literals of the candidates:", ", ".join(f"{lit!r} {k}" for lit, k in by_literal.most_common(args.top)))
+    for kind, k in sorted(hits_by_kind.items(), key=lambda kv: -kv[1]):
+        print(f"  {k / by_kind[kind]:6.1%} of {by_kind[kind]:5d}  {LINES[kind].strip()[:100]}")
     return 0
 
 

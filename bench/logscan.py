@@ -1,27 +1,23 @@
-"""Benchmark of `capdoctor logs` against ripgrep and grep on the same generated files, in one run.
+"""Benchmark of `capdoctor logs` against ripgrep on the same generated files, in one run.
 
-For each error density — none, 1 line in 10,000, 1 in 100 (256 MiB each by default) and 1 in 10 (a quarter of
-that: 64 MiB) — it writes a client log whose ordinary lines are full of the words incident-time logs carry
-(account, proxy, daily, 404, retry, token, timeout; `bench/candidate_rate.py`'s lines), with an error line from
-some signature row's examples at that density, plus two variants at 1 in 100: "unique text", whose error lines all
-differ (a number in each), where the scanner's memo cannot help, and "burst", whose error lines all fall in the
-file's second half, as an incident's do (a worker given a fixed half would do all of their work). For each file
-it times the whole `capdoctor logs FILE --json` command (start-up included),
-`rg -c -i -F -f LITERALS` and `grep -c -i -F -f LITERALS` with the engine's own prefilter literals (the three
-in turn, `--repeat` rounds, the best of each counted: a VM whose speed drifts affects all three alike; each timed
-alone, nothing else running), and prints
-MB/s, the cost per candidate line (wall time less start-up, over the lines holding a literal: the scan of the
-whole file included), the memory and the two wall-time ratios. It checks that every planted error line
-was counted (exactly: the engine judges each planted line once, the scan must count the same number), and exits
-1 when a ratio misses its target (capdoctor/rg <= 1.0 up to 1 in 100, <= 1.5 at 1 in 10, memory <= 150 MB) or
-a count is wrong. Memory is the process tree's peak PSS (forked workers share the parent's pages: PSS counts
-them once; the RSS sum, which counts them in every process, is shown beside it), sampled every 20 ms in a run of
-its own after the timed rounds: reading `/proc/PID/smaps` of every process that often takes CPU time the scan
-would otherwise have (~0.2 s of a 1.3 s run on two cores), so a sampled run is not a timed one (its wall time is
-shown too). `--huge` also scans a 1 GB line without a newline once (bounded memory). Not a test: nothing in the
-test suite asserts a timing.
+For each error density — none, 1 line in 10,000, 1 in 200, 1 in 100 (256 MiB each by default) and 1 in 10 (a
+quarter of that) — it writes a client log whose ordinary lines are those of an agent's day (`LINES`: client
+chatter, the words incident-time logs carry, and `AGENT`: JSON request logs with statuses and latencies,
+local-server and localhost URLs with their ports, `context window` fields, 404 access lines, `No such file or
+directory` from tool calls), with an error line from some signature row's examples at that density, plus "1/100
+unique", whose error lines all differ (a number in each), where the scanner's memo cannot help. For each file it
+times the whole `capdoctor logs FILE --json` command (start-up included) against `rg -c -i -F -f` with the
+engine's own prefilter literals and `rg -c -F -f` with a user's 100 common error strings (`COMMON_ERRORS`), in
+turn, `--repeat` rounds, the best of each counted, and prints the share of lines holding a literal (the
+candidates), MB/s, the two ratios and the memory. With `--compare SRC`, the capdoctor of another source tree
+(e.g. a checkout of main) is timed on the same files in the same rounds, so before and after share a shell. It
+checks that every planted error line was counted (exactly) and exits 1 when this tree misses a target (up to 1 in
+100: <= 1.0x rg with the literals, <= 4x rg with the 100 strings up to 1 in 200 and <= 6x above; at 1 in 10:
+<= 1.5x and <= 6x; memory <= 150 MB) or a count is wrong. Memory is the process tree's peak PSS (forked workers
+share the parent's pages; the RSS sum is shown beside it), sampled every 20 ms in a run of its own. `--huge` also
+scans a 1 GB line without a newline once. Not a test: nothing in the test suite asserts a timing.
 
-    .venv/bin/python bench/logscan.py [--size 256M] [--huge] [--out bench/out/logscan.txt]
+    .venv/bin/python bench/logscan.py [--size 256M] [--repeat 3] [--compare ../base/src] [--out bench/out/logscan.txt]
 """
 
 from __future__ import annotations
@@ -65,6 +61,127 @@ ORDINARY = (
 )
 """Ordinary lines full of the words incident-time logs carry (404s, account, daily, proxy, token, retry): none
 is an error, some contain prefilter literals."""
+AGENT = (
+    '{{"level":"info","ts":"{ts}","msg":"request","method":"POST","url":"https://api.anthropic.com/v1/messages",'
+    '"status":{st},"latency_ms":{ms},"model":"claude-sonnet-4-5","input_tokens":{n}}}\n',
+    '{{"ts":"{ts}","event":"http_response","status":{st},"elapsed":"{ms}ms","path":"/v1/responses","bytes":{n}}}\n',
+    "{ts} DEBUG provider: using local server http://127.0.0.1:{port}/v1 (model qwen2.5-coder:{m}b)\n",
+    "{ts} INFO  ollama: GET http://localhost:11434/api/tags -> 200 in {ms}ms\n",
+    "{ts} DEBUG lmstudio: GET http://localhost:1234/v1/models -> 200 ({ms} ms)\n",
+    "{ts} INFO  vllm: serving on http://0.0.0.0:8000, max_model_len={n}\n",
+    '{{"ts":"{ts}","model":"gpt-5.5","context_window":{n},"max_output_tokens":{ms},"used":{m}}}\n',
+    "{ts} DEBUG session: context window 200000 tokens, {n} used ({m}%)\n",
+    '{ip} - - [30/Nov/2026:10:{m:02d}:00 +0000] "GET /favicon.ico HTTP/1.1" 404 0 "-" "curl/8.5.0"\n',
+    '{ts} INFO  127.0.0.1:{port} - "GET /api/v1/health HTTP/1.1" 404 Not Found\n',
+    "{ts} DEBUG tool: exec `cat src/missing_{n}.py` exited 1: cat: src/missing_{n}.py: No such file or directory\n",
+    "{ts} INFO  tool: ls build/{n} -> exit 2: ls: cannot access 'build/{n}': No such file or directory\n",
+)
+"""An agent's realistic day (issue 33): JSON request logs with statuses and latencies, local-server URLs with their
+ports, localhost URLs, `context window` fields, 404 access lines, `No such file or directory` from tool calls."""
+LINES = NORMAL + ORDINARY + AGENT
+COMMON_ERRORS = (
+    "error",
+    "Error",
+    "ERROR",
+    "failed",
+    "Failed",
+    "FAILED",
+    "failure",
+    "exception",
+    "Exception",
+    "Traceback",
+    "panic",
+    "fatal",
+    "FATAL",
+    "timeout",
+    "timed out",
+    "Timeout",
+    "refused",
+    "ECONNREFUSED",
+    "ECONNRESET",
+    "ETIMEDOUT",
+    "EPIPE",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "reset by peer",
+    "broken pipe",
+    "unreachable",
+    "429",
+    "500",
+    "502",
+    "503",
+    "504",
+    "529",
+    "401",
+    "403",
+    "Too Many Requests",
+    "Internal Server Error",
+    "Bad Gateway",
+    "Service Unavailable",
+    "Gateway Timeout",
+    "Unauthorized",
+    "Forbidden",
+    "rate limit",
+    "rate_limit",
+    "RateLimitError",
+    "overloaded",
+    "Overloaded",
+    "overloaded_error",
+    "capacity",
+    "at capacity",
+    "quota",
+    "insufficient_quota",
+    "exceeded",
+    "throttl",
+    "Throttl",
+    "busy",
+    "unavailable",
+    "Unavailable",
+    "invalid_api_key",
+    "Invalid API key",
+    "authentication",
+    "AuthenticationError",
+    "permission denied",
+    "PermissionDenied",
+    "invalid_request_error",
+    "BadRequestError",
+    "APIConnectionError",
+    "APIError",
+    "APITimeoutError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "connection error",
+    "Connection error",
+    "ConnectionError",
+    "SSL",
+    "certificate",
+    "CERTIFICATE_VERIFY_FAILED",
+    "handshake",
+    "DNS",
+    "getaddrinfo",
+    "context_length_exceeded",
+    "maximum context length",
+    "out of memory",
+    "OOM",
+    "CUDA",
+    "killed",
+    "Killed",
+    "Segmentation fault",
+    "abort",
+    "crash",
+    "stack trace",
+    "unexpected",
+    "Unexpected",
+    "cannot",
+    "could not",
+    "unable to",
+    "denied",
+    "not allowed",
+    "retry",
+    "Retrying",
+    "giving up",
+)
+"""A user's own `rg -F -f` list: 100 common error strings (case as written; no capdoctor literal list)."""
 
 
 def parse_size(text: str) -> int:
@@ -88,23 +205,27 @@ def error_lines() -> list[str]:
 
 
 def ordinary(rng: random.Random, ts: str, i: int) -> str:
-    """One ordinary line (NORMAL and ORDINARY alike)."""
-    return rng.choice(NORMAL + ORDINARY).format(
+    """One ordinary line (NORMAL, ORDINARY and AGENT alike)."""
+    return ordinary_kind(rng, ts, i)[1]
+
+
+def ordinary_kind(rng: random.Random, ts: str, i: int) -> tuple[int, str]:
+    """One ordinary line and the index of its kind in `LINES`."""
+    kind = rng.randrange(len(LINES))
+    return kind, LINES[kind].format(
         ts=ts,
         ms=rng.randrange(5, 9000),
         n=rng.randrange(1, 99999),
         m=i % 60,
         ip=f"10.0.{rng.randrange(255)}.{rng.randrange(255)}",
         port=rng.randrange(1024, 65536),
+        st=rng.choice((200, 200, 200, 201, 204, 304)),
     )
 
 
-def generate(
-    path: Path, size: int, error_every: int | None, unique: bool = False, burst: bool = False, seed: int = 7
-) -> tuple[int, int]:
+def generate(path: Path, size: int, error_every: int | None, unique: bool = False, seed: int = 7) -> tuple[int, int]:
     """Write a log of about `size` bytes with one error line in `error_every` (None: none); returns (lines,
-    error lines). `unique`: every error line carries its own sequence number, so no two are the same text.
-    `burst`: the errors come as an incident's do, all in the second half, twice as dense there."""
+    error lines). `unique`: every error line carries its own sequence number, so no two are the same text."""
     rng = random.Random(seed)
     errors = error_lines()
     lines = errs = written = 0
@@ -113,8 +234,7 @@ def generate(
         batch: list[str] = []
         while written < size:
             ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t0 + lines // 50)) + f".{lines % 1000:03d}Z"
-            every = error_every // 2 if error_every and burst else error_every
-            if every and (not burst or 2 * written >= size) and rng.randrange(every) == 0:
+            if error_every and rng.randrange(error_every) == 0:
                 tail = f" [seq {errs}]" if unique else ""
                 line = f"{ts} ERROR {rng.choice(errors)}{tail}\n"
                 errs += 1
@@ -182,16 +302,29 @@ def run_sampled(cmd: list[str]) -> tuple[float, int, int, str]:
     return wall, peak, peak_pss, out
 
 
+CPU: dict[str, float] = {}
+"""The CPU seconds (user + system, the process and the children it waited for) of the last `timed` run of each
+tool, by its first argument after the interpreter: a second measure where the machine is shared (wall time then
+counts the other users' work too)."""
+
+
 def timed(cmd: list[str], env: dict[str, str] | None = None, repeat: int = 1) -> tuple[float, str]:
     """Best wall time of `repeat` runs and the stdout of `cmd` (exit 1 = 'no match' for grep tools is fine, and
-    capdoctor's exit code is its verdict's when it printed its document)."""
+    capdoctor's exit code is its verdict's when it printed its document); the CPU time of the best run in `CPU`."""
+    import resource
+
     best, out = float("inf"), ""
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode not in (0, 1) and not proc.stdout.startswith("{"):
             raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {proc.stderr.strip()[:300]}")
-        best, out = min(best, time.perf_counter() - t0), proc.stdout.strip()
+        if wall < best:
+            CPU["last"] = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        best, out = min(best, wall), proc.stdout.strip()
     return best, out
 
 
@@ -202,38 +335,105 @@ def warm(path: Path) -> None:
             pass
 
 
-def capdoctor_logs(path: Path, repeat: int) -> tuple[float, int, int, dict[str, Any]]:
-    """Best wall time, peak RSS and PSS sums of `capdoctor logs PATH --json` (a fresh process each time) and its
-    document."""
-    best, peak, peak_pss, doc = float("inf"), 0, 0, {}
-    for _ in range(repeat):
-        wall, rss, pss, out = run_sampled([sys.executable, "-m", "capdoctor", "logs", str(path), "--json"])
-        best, peak, peak_pss, doc = min(best, wall), max(peak, rss), max(peak_pss, pss), json.loads(out)
-    return best, peak, peak_pss, doc
+def capdoctor_cmd(path: Path) -> list[str]:
+    """The whole `capdoctor logs PATH --json` command."""
+    return [sys.executable, "-m", "capdoctor", "logs", str(path), "--json"]
+
+
+def src_env(src: str | None) -> dict[str, str] | None:
+    """The environment that runs capdoctor from the source tree `src` (another checkout; None: this one)."""
+    if not src:
+        return None
+    return dict(os.environ, PYTHONPATH=str(Path(src).resolve()))
 
 
 CASES = (
-    # name, error_every, size divisor, unique text, in one burst, target ratio to rg
-    ("0", None, 1, False, False, 1.0),
-    ("1/10000", 10_000, 1, False, False, 1.0),
-    ("1/100", 100, 1, False, False, 1.0),
-    ("1/100 unique", 100, 1, True, False, 1.0),
-    ("1/100 burst", 100, 1, False, True, 1.0),
-    ("1/10", 10, 4, False, False, 1.5),
+    # name, error_every, size divisor, unique text, target ratio to rg -i -F -f literals, to rg -F -f 100 errors
+    ("0", None, 1, False, 1.0, 4.0),
+    ("1/10000", 10_000, 1, False, 1.0, 4.0),
+    ("1/200", 200, 1, False, 1.0, 4.0),
+    ("1/100", 100, 1, False, 1.0, 6.0),
+    ("1/100 unique", 100, 1, True, 1.0, 6.0),
+    ("1/10", 10, 4, False, 1.5, 6.0),
 )
 RSS_TARGET = 150e6
 
 
-def main() -> int:
-    """Generate each case, run the three scanners on the same file, print the table; 1 when a target is missed."""
+def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--size", default="256M", help="size of the density 0..1/100 logs (1/10: a quarter); default 256M")
     ap.add_argument("--repeat", type=int, default=1, help="runs per tool and file, the best counted (default 1)")
     ap.add_argument("--only", default="", help="comma-separated case names to run (default: all)")
+    ap.add_argument("--compare", default="", help="also time the capdoctor of this source tree (e.g. main's src/)")
     ap.add_argument("--huge", action="store_true", help="also scan a 1 GB line without a newline, once")
     ap.add_argument("--out", default="", help="also write the report to this file")
-    args = ap.parse_args()
-    size = parse_size(args.size)
+    return ap.parse_args()
+
+
+def _case(say: Any, tmpdir: Path, args: argparse.Namespace, case: tuple[Any, ...], lits: Path, errs: Path) -> bool:
+    """Generate one case's log, time every tool on it and print its rows; False when a target is missed."""
+    name, every, div, unique, target, target100 = case
+    env = dict(os.environ, LC_ALL="C")
+    path = tmpdir / "client.log"
+    _, planted = generate(path, parse_size(args.size) // div, every, unique)
+    real = path.stat().st_size
+    warm(path)
+    trees = [("this", None)] + ([("compare", args.compare)] if args.compare else [])
+    walls = {tree: float("inf") for tree, _ in trees}
+    cpus = {tree: float("inf") for tree, _ in trees} | {"rg": float("inf"), "rg100": float("inf")}
+    docs: dict[str, dict[str, Any]] = {}
+    rg_wall = rg100_wall = float("inf")
+    for _ in range(args.repeat):  # interleaved: a machine that slows down mid-run slows all alike
+        for tree, src in trees:
+            run_wall, out = timed(capdoctor_cmd(path), src_env(src))
+            walls[tree], docs[tree] = min(walls[tree], run_wall), json.loads(out)
+            cpus[tree] = min(cpus[tree], CPU["last"])
+        rg_wall = min(rg_wall, timed(["rg", "-c", "-i", "-F", "-f", str(lits), str(path)], env)[0])
+        cpus["rg"] = min(cpus["rg"], CPU["last"])
+        rg100_wall = min(rg100_wall, timed(["rg", "-c", "-F", "-f", str(errs), str(path)], env)[0])
+        cpus["rg100"] = min(cpus["rg100"], CPU["last"])
+    cands = int(timed(["rg", "-c", "-i", "-F", "-f", str(lits), str(path)], env)[1] or 0)
+    ok_all = True
+    for tree, src in trees:
+        sampled, peak, pss, _ = run_sampled_env(capdoctor_cmd(path), src_env(src))
+        records = sum(docs[tree]["by_cause"].values())
+        counted_ok = records == planted
+        wall = walls[tree]
+        ratio, ratio100 = wall / rg_wall, wall / rg100_wall
+        ok = ratio <= target and ratio100 <= target100 and pss <= RSS_TARGET and counted_ok
+        ok_all &= ok or tree != "this"
+        say(
+            f"| {name} | {tree} | {real / 1e6:.0f} MB | {planted} | {cands / max(1, lines_of(path)):.2%} | "
+            f"{wall:.2f} | {real / 1e6 / wall:.0f} | {rg_wall:.2f} | {rg100_wall:.2f} | {ratio:.2f}x (≤{target}) | "
+            f"{ratio100:.2f}x (≤{target100}) | {cpus[tree]:.2f} / {cpus['rg']:.2f} / {cpus['rg100']:.2f} | "
+            f"{pss / 1e6:.0f} MB ({peak / 1e6:.0f}; {sampled:.2f} s) | "
+            f"{'ok' if ok else 'MISSED'} | {records}/{planted} {'exact' if counted_ok else 'WRONG'} |"
+        )
+    path.unlink()
+    return ok_all
+
+
+def lines_of(path: Path) -> int:
+    """The number of lines in `path`."""
+    with open(path, "rb") as fh:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
+
+
+def run_sampled_env(cmd: list[str], env: dict[str, str] | None) -> tuple[float, int, int, str]:
+    """`run_sampled` in the environment `env`."""
+    saved = dict(os.environ)
+    try:
+        if env is not None:
+            os.environ.update(env)
+        return run_sampled(cmd)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def main() -> int:
+    """Generate each case, run the tools on the same file, print the table; 1 when a target is missed."""
+    args = _args()
     report: list[str] = []
 
     def say(line: str = "") -> None:
@@ -244,78 +444,45 @@ def main() -> int:
 
     from capdoctor.classifier.signatures import engine
 
+    if shutil.which("rg") is None:
+        raise SystemExit("rg: not installed (apt-get install ripgrep)")
     tmpdir = Path(tempfile.mkdtemp(prefix="capdoctor-bench-"))
     lits = tmpdir / "literals.txt"
     lits.write_text("\n".join(engine().literals()) + "\n", encoding="utf-8")
-    env = dict(os.environ, LC_ALL="C")
-    have_rg = shutil.which("rg") is not None
-    cpu = os.cpu_count()
-    say(f"# capdoctor logs vs ripgrep/grep — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    errs = tmpdir / "errors.txt"
+    errs.write_text("\n".join(COMMON_ERRORS) + "\n", encoding="utf-8")
+    say(f"# capdoctor logs vs ripgrep — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     say(
-        f"machine: {platform.machine()}, {cpu} CPU(s), Python {platform.python_version()}, "
+        f"machine: {platform.machine()}, {os.cpu_count()} CPU(s), Python {platform.python_version()}, "
         f"load average {os.getloadavg()[0]:.2f} at start; {len(engine().literals())} literals; "
-        f"{len(error_lines())} planted error texts"
+        f"{len(COMMON_ERRORS)} common error strings; {len(error_lines())} planted error texts"
     )
-    if not have_rg:
-        say("rg: not installed (apt-get install ripgrep) — no ripgrep ratio, which counts as a miss")
     one = tmpdir / "one.log"
     one.write_text("2025-11-30T00:00:00.000Z ERROR Error code: 429 - rate_limit_exceeded\n", encoding="utf-8")
-    startup = timed([sys.executable, "-m", "capdoctor", "logs", str(one), "--json"], repeat=3)[0]
-    say(f"capdoctor start-up (a one-line log, best of 3): {startup:.2f} s")
+    say(f"capdoctor start-up (a one-line log, best of 3): {timed(capdoctor_cmd(one), repeat=3)[0]:.2f} s")
     say()
     say(
-        "| density | size | error lines | candidates (grep lines) | capdoctor s | MB/s | µs/candidate | "
-        "peak PSS (RSS sum; that run's s) | "
-        "rg s | grep s | capdoctor/rg | capdoctor/grep | target | counts |"
+        "| density | tree | size | error lines | candidates (rg -i lines) | capdoctor s | MB/s | "
+        "rg -i -F -f literals s | rg -F -f 100 errors s | vs rg literals | vs rg 100 errors | "
+        "CPU s (capdoctor / rg literals / rg 100) | peak PSS (RSS sum; that run's s) | target | counts |"
     )
-    say("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    say("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     failed = False
     only = {c.strip() for c in args.only.split(",") if c.strip()}
     try:
-        for name, every, div, unique, burst, target in CASES:
-            if only and name not in only:
-                continue
-            path = tmpdir / "client.log"
-            _, planted = generate(path, size // div, every, unique, burst)
-            real = path.stat().st_size
-            warm(path)
-            wall = rg_wall = gr_wall = float("inf")
-            peak = pss = 0
-            ours = [sys.executable, "-m", "capdoctor", "logs", str(path), "--json"]
-            for _ in range(args.repeat):  # interleaved: a machine that slows down mid-run slows all three alike
-                run_wall, out = timed(ours)
-                wall, doc = min(wall, run_wall), json.loads(out)
-                if have_rg:
-                    rg_wall = min(rg_wall, timed(["rg", "-c", "-i", "-F", "-f", str(lits), str(path)], env)[0])
-                gr_one, gr_out = timed(["grep", "-c", "-i", "-F", "-f", str(lits), str(path)], env)
-                gr_wall = min(gr_wall, gr_one)
-            sampled, peak, pss, _ = capdoctor_logs(path, 1)  # memory: a run of its own (see the module's docstring)
-            rg_wall = rg_wall if have_rg else float("nan")
-            records = sum(doc["by_cause"].values())
-            counted_ok = records == planted
-            cands = int(gr_out or 0)
-            per_cand = (wall - startup) / cands * 1e6 if cands else float("nan")
-            ratio_rg = wall / rg_wall if have_rg else float("inf")
-            ok = ratio_rg <= target and pss <= RSS_TARGET and counted_ok
-            failed |= not ok
-            say(
-                f"| {name} | {real / 1e6:.0f} MB | {planted} | {cands} | {wall:.2f} | {real / 1e6 / wall:.0f} | "
-                f"{per_cand:.1f} | {pss / 1e6:.0f} MB ({peak / 1e6:.0f}; {sampled:.2f} s) | {rg_wall:.2f} | "
-                f"{gr_wall:.2f} | {ratio_rg:.2f}x | "
-                f"{wall / gr_wall:.2f}x | ≤{target}x, ≤150 MB {'ok' if ok else 'MISSED'} | "
-                f"{records}/{planted} {'exact' if counted_ok else 'WRONG'} |"
-            )
-            path.unlink()
+        for case in CASES:
+            if not only or case[0] in only:
+                failed |= not _case(say, tmpdir, args, case, lits, errs)
         if args.huge:
             path = tmpdir / "huge.log"
             generate_huge(path, 1 << 30)
-            wall, peak, pss, doc = capdoctor_logs(path, 1)
+            wall, peak, pss, out = run_sampled(capdoctor_cmd(path))
             ok = pss <= RSS_TARGET
             failed |= not ok
             say()
             say(
                 f"1 GiB line without a newline: {wall:.1f} s, peak PSS {pss / 1e6:.0f} MB (RSS sum {peak / 1e6:.0f}) "
-                f"({'ok' if ok else 'MISSED'}), {sum(doc['by_cause'].values())} error record(s)"
+                f"({'ok' if ok else 'MISSED'}), {sum(json.loads(out)['by_cause'].values())} error record(s)"
             )
             path.unlink()
     finally:

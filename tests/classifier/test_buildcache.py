@@ -128,7 +128,7 @@ def test_cached_hyperscan_database_finds_the_same_literals(cache_dir: Path, monk
     compiled one; a damaged database file is compiled again."""
     hyperscan = pytest.importorskip("hyperscan")
     from capdoctor.classifier.signatures import engine as classifier
-    from capdoctor.logscan import engine as pf_engine
+    from capdoctor.logscan import prefilter as pf_engine
 
     literals = [lit.encode("utf-8") for lit in classifier().literals() if lit]
     compiled = pf_engine.HyperscanPrefilter(literals)

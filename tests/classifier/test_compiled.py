@@ -1,5 +1,5 @@
-"""The engine's regex patterns and their readings (`capdoctor.classifier.compiled`): patterns are `re.compile`'s,
-the gates and digit readings kept in the build cache are those a parse gives, a damaged payload only means
+"""The engine's regex patterns and their gates (`capdoctor.classifier.compiled`): patterns are `re.compile`'s,
+the gates kept in the build cache are those a parse gives, a damaged payload only means
 reading again, and with Python's regex internals unavailable the engine judges every text as it does with them.
 Every test points `CAPDOCTOR_CACHE_DIR` at its own directory."""
 
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from capdoctor.classifier import buildcache, compiled, digits, gates
+from capdoctor.classifier import buildcache, compiled, gates
 from capdoctor.classifier.engine import Engine
 from capdoctor.classifier.gates import required
 from capdoctor.classifier.tables import tables
-from capdoctor.logscan import scanner
+from capdoctor.logscan import facts, filescan, scanner
 from capdoctor.logscan.scanner import ScanOptions
 from tests.logscan.test_logscan_fast import NOW, _counts, _dense_log
 
@@ -27,9 +27,8 @@ DATA = Path(__file__).parents[1] / "data"
 def _forget() -> None:
     """A fresh process's view: nothing loaded or read, no parse-derived answer remembered."""
     compiled._reset()
-    for cached in (digits.reads_digits, digits.cover, gates._fold, gates._folds_to_ascii):
+    for cached in (gates._fold, gates._folds_to_ascii):
         cached.cache_clear()
-    digits._RUNS.clear()
 
 
 @pytest.fixture
@@ -84,7 +83,7 @@ def test_a_damaged_payload_is_read_again(cache_dir: Path) -> None:
     """A payload of the wrong shape (the programs an older capdoctor kept, or not data at all) reads as a miss:
     the gate is read from the pattern, as with no cache."""
     source, flags = r"rate[ _]limit(?P<n>\d+)", int(re.IGNORECASE)
-    old = ({(source, flags): (flags, [1, 2], 0, {"n": 1}, (None, "n"))}, {}, {}, b"")
+    old = ({(source, flags): (flags, [1, 2], 0, {"n": 1}, (None, "n"))}, b"")
     for payload in (marshal.dumps(old), marshal.dumps(["not", "readings"]), b"\x00garbage"):
         _forget()
         assert buildcache.store(compiled.CACHE_NAME, compiled._key(), payload)
@@ -151,42 +150,19 @@ def test_cache_off_reads_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
         compiled._reset()
 
 
-def test_digit_readings_kept_with_the_gates(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`warm(compile_all)` stores, beside the gates, whether each pattern reads digits' values; a fresh process
-    reads them back without parsing a pattern, and gets the same answers. A stored reading that is not a bool
-    makes the file a miss."""
-    compiled.warm(Engine(tables()).compile_all)
-    made_reads = dict(compiled._made_reads)
-    assert len(made_reads) > 300 and any(made_reads.values()) and not all(made_reads.values())
-    _forget()
-
-    def no_parse(source: str, flags: int) -> bool:
-        raise AssertionError(f"parsed {source!r}")
-
-    with monkeypatch.context() as patched:
-        patched.setattr(digits, "_parsed_reads", no_parse)
-        assert all(digits.reads_digits(source, flags) is known for (source, flags), known in made_reads.items())
-    _forget()
-    payload = marshal.loads(buildcache.load(compiled.CACHE_NAME, compiled._key()) or b"")
-    bad = dict(payload[1])
-    bad[next(iter(bad))] = "yes"
-    assert buildcache.store(compiled.CACHE_NAME, compiled._key(), marshal.dumps((payload[0], bad, payload[2])))
-    assert compiled._load() == {} and compiled._reads == {}
-
-
 def test_without_the_regex_internals_every_text_is_judged_the_same(
     cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The public fallback: with `re._parser`, `re._compiler` and `re._casefix` unavailable (a Python whose
-    internals this module does not know), there are no gates (every phrase runs), no digit readings (every
-    pattern reads digits) and no covers; every example and fresh text is classified, and a dense log scanned,
-    exactly as with them."""
+    internals this module does not know), there are no gates (every phrase runs); every example and fresh text is
+    classified, and a dense log scanned, exactly as with them."""
     texts = _texts()
     assert len(texts) > 500 and any(not t.isascii() for t in texts)
     data, planted = _dense_log(1500, 7, False)
     with_internals = Engine(tables())
     judged = _judged(with_internals, texts)
-    monkeypatch.setattr(scanner, "classifier", lambda: with_internals)
+    for module in (facts, filescan):
+        monkeypatch.setattr(module, "classifier", lambda: with_internals)
     scanned = scanner.scan_bytes(data, options=ScanOptions(now=NOW))
     assert compiled.parser() is not None and gates._fold() is not None
 
@@ -197,8 +173,8 @@ def test_without_the_regex_internals_every_text_is_judged_the_same(
     assert _judged(without, texts) == judged
     row = without._row(next(i for i, s in enumerate(without._text_rows) if s.phrases))
     assert row.phrase is not None and all(g == () for g, _ in row.phrase.parts)  # no gates: every phrase runs
-    assert digits.cover("error 429", re.IGNORECASE) is None and digits.reads_digits("error 4[0-9]9")
-    monkeypatch.setattr(scanner, "classifier", lambda: without)
+    for module in (facts, filescan):
+        monkeypatch.setattr(module, "classifier", lambda: without)
     fallback = scanner.scan_bytes(data, options=ScanOptions(now=NOW))
     assert len(fallback.events) == len(scanned.events) == planted
     assert _counts(fallback) == _counts(scanned)

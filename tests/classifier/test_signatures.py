@@ -520,7 +520,7 @@ def test_generated_lines_are_candidates_whenever_the_engine_judges_them(text: st
 def _prefilter(prefer: str | None) -> Any:
     """The scanner's prefilter over the engine's literals (Hyperscan where it exists, or the pure-Python one),
     built once: building it per generated line took most of the property test's time."""
-    from capdoctor.logscan.engine import build_prefilter
+    from capdoctor.logscan.prefilter import build_prefilter
 
     return build_prefilter(engine().literals(), prefer=prefer)
 

@@ -69,7 +69,7 @@ def test_version_verbose_names_python_platform_and_the_accelerators_in_use(cli: 
     the commands would use here, the same answers the log scanner and the hardware check get."""
     import platform
 
-    from capdoctor.logscan.engine import HyperscanPrefilter, build_prefilter
+    from capdoctor.logscan.prefilter import HyperscanPrefilter, build_prefilter
     from capdoctor.probes.local_nvml import load_nvml, read_gpus
 
     for args in (("--version", "-v"), ("-v", "--version"), ("--version", "--verbose")):

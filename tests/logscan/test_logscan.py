@@ -16,7 +16,7 @@ import pytest
 
 from capdoctor.classifier.signatures import engine as classifier
 from capdoctor.logscan import scanner, sources
-from capdoctor.logscan.engine import build_prefilter
+from capdoctor.logscan.prefilter import build_prefilter
 from capdoctor.logscan.scanner import ScanOptions, scan, scan_bytes
 from capdoctor.logscan.timestamps import parse_since, parse_timestamp
 from capdoctor.model import Strength

@@ -1,26 +1,23 @@
-"""The one module that touches Python's regex internals, and the readings of the patterns kept between runs.
+"""The one module that touches Python's regex internals, and the gates of the patterns kept between runs.
 
 Contract: `pattern(source, flags)` is `re.compile(source, flags)`. The engine also reads its patterns' parse
-trees (`re._parser`, a private module): which literals every match of a phrase holds (`gates.required`), whether a
-pattern reads the values of digits (`digits.reads_digits`) and its digit-blind cover (`digits.cover`, a parse
-changed and compiled with `re._compiler`). Only this module imports them (`parser()`, `from_parsed`,
-`extra_cases()`); where they are not what it knows (a new Python), each says None and the engine takes the public
-way, which judges every text the same, only slower: no gates (every phrase runs), every pattern taken to read
-digits (records judged afresh), no covers, no extra case groups (non-ASCII texts run every phrase).
-A test disables them (`_internals`) and compares.
+trees (`re._parser`, a private module): which literals every match of a phrase holds (`gates.required`). Only this
+module imports it (`parser()`, `extra_cases()`); where it is not what this module knows (a new Python), each says
+None and the engine takes the public way, which judges every text the same, only slower: no gates (every phrase
+runs), no extra case groups (non-ASCII texts run every phrase). A test disables them (`_internals`) and compares.
 
-The readings (`gated`'s gates and `reads`'s answers) are plain data, kept in the build cache
-(`capdoctor.classifier.buildcache`) so that no run parses a pattern for them twice: `warm(build, inputs)` runs
-`build` (which compiles every pattern the engine has) and stores the readings it made when any was new, with a
-digest of what the patterns were made from: `complete(inputs)` then says, without building, that every one is there.
-They are keyed by Python's exact version (its parser made them) and by the sources of this module, `gates` and
-`digits`, and looked up by each pattern's own text and flags. The payload is `marshal`ed plain data, checked for
-shape when loaded; anything unexpected is a miss, never a wrong reading or a crash.
+The gates (`gated`) are plain data, kept in the build cache (`capdoctor.classifier.buildcache`) so that no run parses a
+pattern for them twice: `warm(build, inputs)` runs `build` (which compiles every pattern the engine has) and
+stores the gates it made when any was new, with a digest of what the patterns were made from: `complete(inputs)`
+then says, without building, that every one is there. They are keyed by Python's exact version (its parser made
+them) and by the sources of this module and `gates`, and looked up by each pattern's own text and flags. The
+payload is `marshal`ed plain data, checked for shape when loaded; anything unexpected is a miss, never a wrong
+gate or a crash.
 
 Why no compiled regex programs are kept: making each pattern from a stored program (`_sre.compile`) instead of
-compiling it saved 1-5% of the CPU time of `explain`, `logs` and `diagnose` (`bench/regex_cache.py`: a few ms of
-~200-300 ms; a command compiles only the rows it uses), short of the 30% that would pay for depending on the
-bytecode arrays each Python may change. Imports nothing heavy; reads the cache on first use.
+compiling it saved 1-5% of the CPU time of `explain`, `logs` and `diagnose` (`bench/regex_cache.py`), short of
+the 30% that would pay for depending on the bytecode arrays each Python may change. Imports nothing heavy; reads
+the cache on first use.
 """
 
 from __future__ import annotations
@@ -38,7 +35,7 @@ from capdoctor.classifier import buildcache
 Gate = tuple[str, ...]
 """Literals of which every match of a pattern contains one, lower-case (see `gates.required`)."""
 
-CACHE_NAME = "regex-readings"
+CACHE_NAME = "regex-gates"
 _Key = tuple[str, int]
 """A pattern's (source, flags)."""
 
@@ -50,10 +47,6 @@ _made_gates: dict[_Key, Gate] = {}
 """Gates read in this process (what `warm` stores)."""
 _asked_gates: set[_Key] | None = None
 """While `warm` runs its build: every (pattern, flags) whose gate was asked for."""
-_reads: dict[_Key, bool] = {}
-"""Whether each pattern reads the values of digits (`digits.reads_digits`), loaded from the build cache."""
-_made_reads: dict[_Key, bool] = {}
-_asked_reads: set[_Key] | None = None
 _built_from: bytes = b""
 """What the build whose readings are stored was made from (`warm`'s `inputs`), loaded with them: b"" when unknown."""
 
@@ -75,7 +68,7 @@ def _internals() -> tuple[Any, Any] | None:
 
 def parser() -> Any:
     """Python's regex parser module (`re._parser`), or None when the internals differ from what this module
-    knows (`gates.required` and `digits` read patterns with it)."""
+    knows (`gates.required` reads patterns with it)."""
     internals = _internals()
     return internals[0] if internals is not None else None
 
@@ -95,16 +88,16 @@ def extra_cases() -> dict[int, Any] | None:
 
 
 def _key() -> bytes:
-    """The build-cache key: Python's exact version (its parser made the readings) and the sources of this module,
-    `gates` (the gates are what its `required` made) and `digits` (what `reads_digits` answered)."""
+    """The build-cache key: Python's exact version (its parser made the gates) and the sources of this module and
+    `gates` (the gates are what its `required` made)."""
     here = Path(__file__)
     how = b""
-    for source in (here, here.with_name("gates.py"), here.with_name("digits.py")):
+    for source in (here, here.with_name("gates.py")):
         try:
             how += source.read_bytes()
         except OSError:
             how += b"no source"
-    return buildcache.key(b"regex-readings", sys.version.encode(), how)
+    return buildcache.key(b"regex-gates", sys.version.encode(), how)
 
 
 def _valid_key(key: Any) -> bool:
@@ -118,8 +111,8 @@ def _valid_gate(key: Any, gate: Any) -> bool:
 
 
 def _load() -> dict[_Key, Gate]:
-    """The stored gates ({} when the cache is off, empty, stale or damaged), and the stored digit readings and
-    build inputs into `_reads` and `_built_from`; read once per process."""
+    """The stored gates ({} when the cache is off, empty, stale or damaged), and the build inputs they were made
+    from into `_built_from`; read once per process."""
     global _loaded, _built_from
     if not _loaded:
         _loaded = True
@@ -131,48 +124,19 @@ def _load() -> dict[_Key, Gate]:
                 data = None
             if (
                 isinstance(data, tuple)
-                and len(data) == 3
-                and all(isinstance(part, dict) for part in data[:2])
-                and isinstance(data[2], bytes)
+                and len(data) == 2
+                and isinstance(data[0], dict)
+                and isinstance(data[1], bytes)
                 and all(_valid_gate(k, v) for k, v in data[0].items())
-                and all(_valid_key(k) and isinstance(v, bool) for k, v in data[1].items())
             ):
                 _gates.update(data[0])
-                _reads.update(data[1])
-                _built_from = data[2]
+                _built_from = data[1]
     return _gates
 
 
 def pattern(source: str, flags: int = 0) -> re.Pattern[str]:
     """`re.compile(source, flags)`; a bad pattern raises `re.error`."""
     return re.compile(source, int(flags))
-
-
-def from_parsed(parsed: Any, flags: int) -> re.Pattern[str] | None:
-    """A pattern compiled from a parse made here (`re._parser`'s SubPattern, as `digits` changes them), or None
-    when the regex internals are not the ones this module knows or the compiler refuses it."""
-    internals = _internals()
-    if internals is None:
-        return None
-    try:
-        rx: re.Pattern[str] = internals[1].compile(parsed, int(flags))
-    except Exception:  # internals that differ from what this module knows: no such pattern
-        return None
-    return rx
-
-
-def widened(source: str, flags: int, widen: Callable[[Any], Any]) -> re.Pattern[str] | None:
-    """The pattern compiled from `widen(parse of source)` (`digits.cover`; `digits` keeps it for the process).
-    None when the regex internals are not the ones this module knows, or `widen` raises (it cannot widen that
-    pattern)."""
-    internals = _internals()
-    if internals is None:
-        return None
-    try:
-        changed = widen(internals[0].parse(source, int(flags)))
-    except Exception:  # `widen` refused, or internals that differ from what this module knows
-        return None
-    return from_parsed(changed, flags)
 
 
 def gated(source: str, flags: int = 0) -> tuple[re.Pattern[str], Gate]:
@@ -192,54 +156,36 @@ def gated(source: str, flags: int = 0) -> tuple[re.Pattern[str], Gate]:
     return rx, gate
 
 
-def reads(source: str, flags: int, read: Callable[[], bool]) -> bool:
-    """`read()`, whether the pattern `source` reads the values of digits (`digits.reads_digits`, which parses it):
-    from the build cache when it holds the answer, else read now and kept for `warm`."""
-    key = (source, int(flags))
-    if _asked_reads is not None:
-        _asked_reads.add(key)
-    _load()
-    known = _reads.get(key)
-    if known is None:
-        known = _made_reads.get(key)
-        if known is None:
-            known = _made_reads[key] = read()
-    return known
-
-
 def warm(build: Callable[[], object], inputs: bytes = b"") -> None:
-    """Run `build`, which makes patterns through `gated` and `reads`, then store the readings of exactly the
-    patterns it asked about when any of them was not stored yet, or the stored ones were not made from `inputs`
-    (what `build` makes its patterns of: the first run after an install or a table change). With the cache off,
-    nothing: compiling every pattern up front then costs more than compiling those used."""
-    global _asked_gates, _asked_reads, _built_from
+    """Run `build`, which makes patterns through `gated`, then store the gates of exactly the patterns it asked
+    about when any of them was not stored yet, or the stored ones were not made from `inputs` (what `build` makes
+    its patterns of: the first run after an install or a table change). With the cache off, nothing: compiling
+    every pattern up front then costs more than compiling those used."""
+    global _asked_gates, _built_from
     if buildcache.directory() is None:
         return
-    _asked_gates, _asked_reads = set(), set()
+    _asked_gates = set()
     try:
         build()
-        asked_gates, asked_reads = _asked_gates, _asked_reads
+        asked = _asked_gates
     finally:
-        _asked_gates = _asked_reads = None
+        _asked_gates = None
     stored = _load()
-    new_gates = any(key not in stored for key in asked_gates)
-    if _built_from == inputs and not new_gates and all(key in _reads for key in asked_reads):
+    if _built_from == inputs and all(key in stored for key in asked):
         return
-    gates = {key: gate for key in asked_gates if (gate := _made_gates.get(key, stored.get(key))) is not None}
-    read = {key: known for key in asked_reads if (known := _made_reads.get(key, _reads.get(key))) is not None}
+    gates = {key: gate for key in asked if (gate := _made_gates.get(key, stored.get(key))) is not None}
     try:
-        payload = marshal.dumps((gates, read, inputs))
+        payload = marshal.dumps((gates, inputs))
     except ValueError:  # not plain data after all: nothing stored
         return
     if buildcache.store(CACHE_NAME, _key(), payload):
         stored.update(gates)
-        _reads.update(read)
         _built_from = inputs
 
 
 def complete(inputs: bytes) -> bool:
-    """Whether the stored readings are those of a `warm` whose build was made from `inputs` (then they hold every
-    pattern that build asks about, its gate and digit reading); loads them now (once per process). False for
+    """Whether the stored gates are those of a `warm` whose build was made from `inputs` (then they hold every
+    pattern that build asks about); loads them now (once per process). False for
     empty `inputs`, and with the cache off."""
     _load()
     return bool(inputs) and _built_from == inputs
@@ -252,8 +198,6 @@ def _reset() -> None:
     _built_from = b""
     _gates.clear()
     _made_gates.clear()
-    _reads.clear()
-    _made_reads.clear()
 
 
-__all__ = ["complete", "extra_cases", "from_parsed", "gated", "parser", "pattern", "reads", "warm", "widened"]
+__all__ = ["complete", "extra_cases", "gated", "parser", "pattern", "warm"]

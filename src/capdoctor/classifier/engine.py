@@ -27,15 +27,15 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from capdoctor.classifier import compiled
 from capdoctor.classifier.compiled import Gate
-from capdoctor.classifier.digits import ZEROS, cannot_match, cover, may_read, reads_digits
 from capdoctor.classifier.gates import Alternation, admits, folded
-from capdoctor.classifier.structure import MAX_READ, StatusHit, StatusReader, ascii_words
+from capdoctor.classifier.regexes import token_pattern, trie_pattern
+from capdoctor.classifier.structure import StatusHit, StatusReader, ascii_words
 from capdoctor.classifier.tables import (
     ORIGINS,
     SPECIFICITY,
@@ -58,6 +58,12 @@ SCORE_PHRASE = 2.0
 SCORE_STATUS = 1.0
 SCORE_STATUS_FIT = 0.5
 """Specificity of what matched inside a row: a machine code beats an exception name, which beats a phrase."""
+PREFILTER_SPELLINGS = 64
+"""A phrase's selective literals spell out up to this many ways of writing its most selective run (the phrase
+gates searched per text hold at most `gates._MAX_SPELLINGS`): a multi-pattern engine takes thousands at no cost."""
+MIN_RARITY = 1
+"""A row's phrases give its selective literals only when each phrase's gate is at least this rare
+(`gates.rarity`); else the row's table literals stand in."""
 WEAK_RANK = 1
 """`STRENGTH_RANK` of a weak row: a text read no more surely than this also hears what its words say."""
 
@@ -77,52 +83,6 @@ class Match:
 
 
 @dataclass(frozen=True)
-class Reading:
-    """What one evaluation of a log text (`Engine.read`) read of the values of its ASCII digits, so that a text
-    differing from it only in those values (`Retry in 17s`, then `Retry in 42s`) can be judged alike by running
-    only what reads them (`Engine.reread`): the literal ids, the status hit (status, spelling), what each row whose
-    patterns tell digits apart found (`RowTrace`), the rows' matches before the status's, and the status match
-    (row id, score). Every other pattern sees only that a digit stands somewhere (`digits.py`). The status names
-    and spellings those ids trigger are kept with them (`_units_of`): a text read again has the same ids."""
-
-    ids: frozenset[int]
-    hit: tuple[int, str] | None
-    rows: tuple[tuple[int, RowTrace], ...]
-    found: tuple[Match, ...]
-    status_row: tuple[str, float] | None
-    names: tuple[int, ...] = ()
-    spellings: tuple[int, ...] = ()
-
-
-RowTrace = tuple[bool, int, int, tuple[bool, ...]]
-"""What a row that reads digits found in a text (`Engine._match_row` given its `_DigitParts`): whether its
-names or codes matched, how its phrases and its `unless` patterns matched (`NO_MATCH`, `BLIND_MATCH`: first by a
-pattern blind to digits' values, `DIGIT_MATCH`: by one that reads them; `NOT_RUN`: not needed) and whether each
-`also` pattern that ran matched. Its score follows from these."""
-NO_MATCH, BLIND_MATCH, DIGIT_MATCH, NOT_RUN = 0, 1, 2, 3
-
-
-@dataclass(frozen=True)
-class _DigitParts:
-    """Which patterns of a text row tell ASCII digits apart (`Engine._digit_parts`): its names and codes (one
-    pattern), its phrases and `unless` patterns (the compiled ones, as `Alternation.parts` holds them), and each
-    `also` pattern. The phrases and `unless` patterns that read digits are also kept as the gated parts they are
-    in the row's alternations, in order, so that `reread` runs them without walking every alternative."""
-
-    token: bool
-    phrases: frozenset[re.Pattern[str]]
-    unless: frozenset[re.Pattern[str]]
-    also: tuple[bool, ...]
-    phrase_parts: tuple[tuple[Gate, re.Pattern[str]], ...] = ()
-    unless_parts: tuple[tuple[Gate, re.Pattern[str]], ...] = ()
-
-    @property
-    def any(self) -> bool:
-        """Whether any of them does."""
-        return self.token or bool(self.phrases) or bool(self.unless) or any(self.also)
-
-
-@dataclass(frozen=True)
 class _Row:
     """A row with its patterns compiled."""
 
@@ -132,56 +92,6 @@ class _Row:
     also_re: tuple[re.Pattern[str], ...]
     unless: Alternation | None
     header_re: tuple[tuple[str, re.Pattern[str]], ...]
-
-
-_CLASS_NAME = re.compile(r"[A-Z][A-Za-z0-9]*(?:Error|Exception)")
-"""An exception class name: it may also end a longer class name (`OpenAIRateLimitError`, `GroqRateLimitError`:
-SDKs prefix the provider's name). The whole name must still start with an upper-case letter, so a function
-named `isRateLimitError` in a stack trace is not the class."""
-
-
-def token_pattern(tokens: Iterable[str]) -> re.Pattern[str] | None:
-    """One regex for whole tokens: names with an upper-case letter match in their own case (`UNAVAILABLE`,
-    `RateLimitError` are not the words "unavailable" or "ratelimiterror"), all-lower-case ones in any case;
-    an exception class name also as the tail of a CamelCase name (see _CLASS_NAME)."""
-    alts = [
-        rf"(?<![A-Za-z0-9_])(?:[A-Z][A-Za-z0-9]*?)?{re.escape(t)}"
-        if _CLASS_NAME.fullmatch(t)
-        else rf"(?<![A-Za-z0-9_]){re.escape(t)}"
-        if t != t.lower()
-        else rf"(?<![A-Za-z0-9_])(?i:{re.escape(t)})"
-        for t in tokens
-    ]
-    if not alts:
-        return None
-    return compiled.pattern("(?:" + "|".join(alts) + r")(?![A-Za-z0-9_])")
-
-
-def trie_pattern(words: Sequence[str]) -> str:
-    """One regex matching any of `words`, shaped as a trie (`a(?:bc|de)|x`): one branch per character
-    instead of every alternative at every position. Greedy, so at a position it matches the longest word."""
-    root: dict[str | None, dict] = {}  # type: ignore[type-arg]
-    for word in words:
-        node = root
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[None] = {}
-
-    escapes: dict[str, str] = {}  # (re.escape once per character: ~6,000 nodes for the digit literals alone)
-
-    def _emit(node: dict) -> str:  # type: ignore[type-arg]
-        alts = []
-        for k in sorted(k for k in node if k is not None):
-            esc = escapes.get(k)
-            if esc is None:
-                esc = escapes[k] = re.escape(k)
-            alts.append(esc + _emit(node[k]))
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return "(?:" + body + ")?" if None in node else body
-
-    return _emit(root)
 
 
 def _alternation(patterns: Sequence[str]) -> Alternation | None:
@@ -261,10 +171,6 @@ class Engine:
         """Rows are compiled on first use (`_row`): a log with a handful of error kinds, or a process that
         classifies one probe reply, compiles only the rows its texts can trigger, not all ~180."""
         self._header_rows = tuple(i for i, r in enumerate(self._text_rows) if r.headers)
-        self._digit_rows: list[_DigitParts | None] = [None] * len(self._text_rows)
-        """Which patterns of each text row tell ASCII digits apart (`_digit_parts`; None: not asked yet)."""
-        self._digit_rules: dict[int, bool] = {}
-        """Whether what a status means can depend on digits' values (`_rule_reads_digits`), by status."""
         self._names = data.status_names
         self._name_res: list[re.Pattern[str] | bool | None] = [False] * len(self._names)
         """Like the rows, the status-name patterns, the local hints and the outcome texts are compiled on first
@@ -300,46 +206,6 @@ class Engine:
         if c is None:
             c = self._compiled[i] = _compile(self._text_rows[i])
         return c
-
-    def _digit_parts(self, i: int) -> _DigitParts:
-        """Which patterns of text row `i` may match differently in two texts that differ only in their digits'
-        values: the names and codes when one has a digit in it, each phrase, `unless` and `also` pattern that reads
-        digits (`digits.reads_digits`; `\\b`, which `ascii_words` spells out, treats digits alike). Its headers are
-        not asked: a log text has none."""
-        known = self._digit_rows[i]
-        if known is None:
-            c = self._row(i)
-            sig = c.sig
-            flags = re.IGNORECASE | re.DOTALL
-
-            def reading(alt: Alternation | None, sources: Sequence[str]) -> tuple[tuple[Gate, re.Pattern[str]], ...]:
-                if alt is None:
-                    return ()
-                return tuple(part for part, p in zip(alt.parts, sources, strict=True) if reads_digits(p, flags))
-
-            phrases, unless = reading(c.phrase, sig.phrases), reading(c.unless, sig.unless)
-            known = self._digit_rows[i] = _DigitParts(
-                any(ch in "0123456789" for t in (*sig.names, *sig.codes) for ch in t),
-                frozenset(rx for _, rx in phrases),
-                frozenset(rx for _, rx in unless),
-                tuple(reads_digits(p, flags) for p in sig.also),
-                phrases,
-                unless,
-            )
-        return known
-
-    def _rule_reads_digits(self, status: int) -> bool:
-        """Whether what `status` means (`_status_match`) may depend on the values of a text's digits: an outcome
-        for local servers only or for remote ones only (the local hints read addresses and ports), or one whose
-        text condition reads digits."""
-        known = self._digit_rules.get(status)
-        if known is None:
-            rule = self._rules.get(status)
-            outcomes = rule.outcomes if rule is not None else ()
-            known = self._digit_rules[status] = any(
-                o.local is not None or (o.text is not None and reads_digits(o.text, re.IGNORECASE)) for o in outcomes
-            )
-        return known
 
     def _name_re(self, i: int) -> re.Pattern[str] | None:
         """Status name `i`'s token pattern (compiled once, on first use)."""
@@ -386,40 +252,28 @@ class Engine:
 
     def compile_all(self) -> None:
         """Compile now every pattern `evaluate` can use: the rows, the status names and spellings, the context
-        patterns and the outcomes' texts, and read which of them read digits' values and their covers (`reread`,
-        `settles`): what `prepare` stores. Not the literal finder: the log scanner, which prepares, never uses it,
-        and spelling its trie out costs more than compiling a row."""
-        made: list[re.Pattern[str] | None] = []
+        patterns and the outcomes' texts (their gates are what `prepare` stores). Not the literal finder: the log
+        scanner, which prepares, never uses it, and spelling its trie out costs more than compiling a row."""
         for i in range(len(self._text_rows)):
-            c = self._row(i)
-            self._digit_parts(i)
-            made += [c.token_re, *c.also_re]
-            made += [rx for alt in (c.phrase, c.unless) if alt is not None for _, rx in alt.parts]
-        made += [self._name_re(i) for i in range(len(self._names))]
+            self._row(i)
+        for i in range(len(self._names)):
+            self._name_re(i)
         self.reader.compile_all()
-        made += [self.reader.pattern(i) for i in range(len(self.reader.spellings))]
-        for rx in made:  # whether each reads digits, and the digit-blind covers `settles` reads, kept with them
-            if rx is not None and may_read(rx.pattern):
-                reads_digits(rx.pattern, rx.flags)
-                cover(rx.pattern, rx.flags)
-        self._digit_literals  # noqa: B018 - a cached property: compiled here
         self._is_local("", "")
         for rule in self.tables.rules:
-            for status in rule.statuses:
-                self._rule_reads_digits(status)
             for outcome in rule.outcomes:
                 if outcome.text is not None:
                     self._holds(outcome.text, "", "")
         self._words_gate  # noqa: B018 - a cached property: compiled here
 
     def prepare(self) -> None:
-        """Every pattern compiled, and their gates and digit readings stored in the build cache when any was new
+        """Every pattern compiled, and their gates stored in the build cache when any was new
         (`compiled.warm`): a parent about to fork workers on a cache that lacks some (`prepared`) does this once,
         and no worker compiles a row."""
         compiled.warm(self.compile_all, self._inputs())
 
     def prepared(self) -> bool:
-        """Whether the build cache holds the gates and digit readings of every pattern `prepare` compiles: a
+        """Whether the build cache holds the gates of every pattern `prepare` compiles: a
         `prepare` of the very files these tables and patterns are made of stored them (`compiled.complete`). Then a
         parent about to fork workers only loads them, and each worker compiles the patterns its lines need, as it
         needs them: a log whose candidates are a few kinds of line needs a few rows, and the parent starts the
@@ -434,6 +288,48 @@ class Engine:
     def literals(self) -> tuple[str, ...]:
         """Every prefilter literal, lower-case; a literal's id is its index here."""
         return self._literals
+
+    @cached_property
+    def selective(self) -> frozenset[str]:
+        """Literals of which every match of every row, status name and spelling holds one, chosen to be rare in
+        ordinary logs: each text row's phrase gates (`gates.required`, spelled out up to PREFILTER_SPELLINGS ways,
+        `gates.rarity` at least MIN_RARITY), else its table literals; the names, codes and spellings' own
+        literals (with the escaped forms of non-ASCII ones). A text holding none of them matches no row: only the
+        words layer can still read it, and never on a line logged at a quiet level (`quiet_level`), so the log
+        scanner skips such lines without judging them. Not ids: `literals()` stays the one id space. Kept in the
+        build cache for the packaged tables (parsing every phrase costs ~0.2 s)."""
+        import marshal
+        import sys
+
+        from capdoctor.classifier import buildcache
+
+        inputs = self._inputs()
+        key = buildcache.key(b"selective literals", sys.version.encode(), inputs) if inputs else b""
+        payload = buildcache.load("selective-literals", key) if key else None
+        if payload is not None:
+            try:
+                stored = marshal.loads(payload)
+            except (EOFError, ValueError, TypeError):
+                stored = None
+            if isinstance(stored, list) and all(isinstance(lit, str) for lit in stored):
+                return frozenset(stored)
+        made = {lit for sig in self._text_rows for lit in _selective(sig)}
+        made.update(lit.lower() for name in self._names for lit in name.names)
+        made.update(lit for sp in self.tables.spellings for lit in sp.literals)
+        made.update(form for lit in list(made) if (form := escaped(lit)))
+        made.discard("")
+        if key:
+            buildcache.store("selective-literals", key, marshal.dumps(sorted(made)))
+        return frozenset(made)
+
+    def quiet_level(self, line: str, cut: bool = False) -> bool:
+        """Whether a record whose first line is `line` is a program's chatter to the words layer (a level such as
+        INFO or DEBUG, a stack frame: `words.toml`'s quiet_levels), which then never speaks on it. With `cut`,
+        `line` is the head of a longer line: only a match that ends before the head's last character counts (the
+        pattern may look one character past a word)."""
+        quiet = self._words_gate[0]
+        m = quiet.search(line) if quiet is not None else None
+        return m is not None and (not cut or m.end() < len(line))
 
     def literal_units(self, literal_id: int) -> tuple[str, ...]:
         """What literal `literal_id` can trigger, as row ids, `name:ID` and `spelling:ID` (for tests/tools)."""
@@ -521,131 +417,7 @@ class Engine:
         The status is the caller's when it gave one, else the first spelled one (what `extract_error` falls
         back to), else the one an exception or status name stands for.
         """
-        return self._evaluate(text, ids, status, headers, origin, local, gated, False)[:2]
-
-    def read(self, text: str, ids: Collection[int]) -> tuple[list[Match], StatusHit | None, Reading | None]:
-        """`evaluate(text, ids, origin="log")`, and what it read of the text's digits (`Reading`): None when the
-        evaluation read more than the reading holds (a text with `\\u` escapes, whose digits spell characters, or
-        one that the words layer was asked about where it may read digits' values: `_words_blind`)."""
-        return self._evaluate(text, ids, None, None, "log", None, True, True)
-
-    def reread(
-        self, text: str, ids: Collection[int], reading: Reading, lower: str | None = None
-    ) -> tuple[bool, StatusHit | None]:
-        """Whether `read(text, ids)` finds the matches it found in the text `reading` was made of (the same rows,
-        scores and order; their excerpts are that text's), given that `text` differs from it only in the values of
-        its ASCII digits; and the status hit of `text`. Runs only what reads digits: the status spellings and
-        names, the patterns of a row that tell digits apart (and its other phrases only when one of those matched
-        first: a phrase blind to digits that matched matches again), and what the status means when that reads
-        digits; every other pattern gives the same spans in both texts. `lower`: `gates.folded(text)` when the
-        caller has it."""
-        if "\\u" in text or frozenset(ids) != reading.ids:
-            return False, None
-        hit = self._status(text, None, reading.spellings, reading.names)
-        if (None if hit is None else (hit.status, hit.spelling)) != reading.hit:
-            return False, hit
-        if lower is None:
-            lower = folded(text)
-        for i, (token, phrase, unless, also) in reading.rows:
-            c, parts = self._row(i), self._digit_parts(i)
-            if parts.token and c.token_re is not None and (c.token_re.search(text) is not None) != token:
-                return False, hit
-            if _found_again(c.phrase, parts.phrase_parts, phrase, text, lower) != (phrase != NO_MATCH):
-                return False, hit
-            if unless == NOT_RUN:
-                continue  # no name, code or phrase matched there, nor here: no match either way
-            if _found_again(c.unless, parts.unless_parts, unless, text, lower) != (unless != NO_MATCH):
-                return False, hit
-            if unless != NO_MATCH:
-                continue  # vetoed there and here
-            for rx, reads, was in zip(c.also_re, parts.also, also, strict=False):  # up to the first that missed
-                if reads and (rx.search(text) is not None) != was:
-                    return False, hit
-        if hit is not None and self._rule_reads_digits(hit.status):
-            sm = self._status_match(hit, text, reading.found, None, False)
-            if (None if sm is None else (sm.signature.id, sm.score)) != reading.status_row:
-                return False, hit
-        return True, hit
-
-    def settles(self, reading: Reading, shape: str, span: tuple[int, int] | None = None) -> bool:
-        """Whether `reread` gives the same answer for every text of `shape` (a text with each ASCII digit read as
-        `0`) that holds the literals of `reading`: no pattern it runs that reads digits' values can match any such
-        text (`digits.cannot_match`), so each pattern it runs finds in all of them what it finds in one (the blind
-        ones at the same spans), and what the status found there means reads no digit either.
-
-        With `span` (start, end): the same for the texts of `shape` that differ from the one `reading` was made of
-        only in the digits of `shape[start:end]`: no pattern it runs that reads digits' values (nor any status
-        spelling: each reads the status's digits) can read a character there in any text of the shape, so each
-        finds in all of them what it found in that one, and the status is that one's.
-
-        Why: a record that differs from a judged one only in a sequence number or a duration is mostly of a shape
-        where nothing that reads digits' values can match; the log scanner then judges the shape once
-        (`RecordMemo`), not each of its records. Where a status or an error code stands among its digits too, the
-        digits that change between its records (a sequence number at the end) are mostly where nothing reads them:
-        the scanner then judges those records once for each place their digits change."""
-        if "\\u" in shape or len(shape) > MAX_READ:  # its digits may spell characters (`unescape`); the status
-            return False  # spellings read the first MAX_READ characters, where a pattern may match at the cut
-        spell = self.reader.pattern
-        patterns = [spell(i) for i in reading.spellings]
-        patterns += [rx for i in reading.names if (rx := self._name_re(i)) is not None]
-        for i, _ in reading.rows:
-            c, parts = self._row(i), self._digit_parts(i)
-            if parts.token and c.token_re is not None:
-                patterns.append(c.token_re)
-            patterns += [rx for _, rx in (*parts.phrase_parts, *parts.unless_parts)]
-            patterns += [rx for rx, reads in zip(c.also_re, parts.also, strict=False) if reads]
-        if not all(cannot_match(rx, shape, span) for rx in patterns if reads_digits(rx.pattern, rx.flags)):
-            return False
-        if span is None:
-            hit = self._status(shape, None, reading.spellings, reading.names)  # what every text of the shape gives
-            return hit is None or not self._rule_reads_digits(hit.status)
-        status = None if reading.hit is None else reading.hit[0]  # every text's: its spellings read the same
-        if status is None or not self._rule_reads_digits(status):
-            return True
-        rule = self._rules[status]  # (a status whose rule reads digits has one) what it means reads none there:
-        conditions = [o.text for o in rule.outcomes if o.text is not None]  # neither its outcomes' texts nor the
-        if self.tables.local_hints and any(o.local is not None for o in rule.outcomes):  # local hints read a
-            conditions.append(self.tables.local_hints)  # character of the span in any text of the shape
-        return all(cannot_match(self._condition(c)[0], shape, span) for c in conditions)
-
-    def literals_settle(self, shape: str, span: tuple[int, int] | None = None) -> bool:
-        """Whether every text of `shape` (a text with each ASCII digit read as `0`) holds the same literals, as a
-        prefilter finds them (case-blind for ASCII, in the text or in its lower-cased form): no literal with a digit
-        can be in any of them, and every other stands where it stands in all. With `span` (start, end), of `shape`'s
-        characters: the same for the texts of `shape` that differ from one another only in the digits of
-        `shape[start:end]`: no literal with a digit can stand over a character there."""
-        rx = self._digit_literals
-        if rx is None:
-            return True
-        if span is None:
-            return rx.search(shape.lower()) is None
-        start, end = span
-        low = shape.lower()
-        if len(low) != len(shape):  # (an `İ` lowers to two characters: the span moves by what lowering added
-            start += len(shape[:start].lower()) - start  # before it; every character lowers alone, its digits
-            end = start + span[1] - span[0]  # stay one each)
-        at = max(0, start - self._digit_literal_chars + 1)
-        while (m := rx.search(low, at)) is not None and m.start() < end:
-            if m.end() > start:  # (the trie is greedy: the longest literal that starts there)
-                return False
-            at = m.start() + 1
-        return True
-
-    @cached_property
-    def _digit_literal_shapes(self) -> tuple[str, ...]:
-        """Every literal that holds an ASCII digit, each digit read as `0`, sorted (`literals_settle`)."""
-        return tuple(sorted({shape for lit in self._literals if (shape := lit.translate(ZEROS)) != lit}))
-
-    @cached_property
-    def _digit_literal_chars(self) -> int:
-        """The length of the longest literal with an ASCII digit (`literals_settle`)."""
-        return max(map(len, self._digit_literal_shapes), default=0)
-
-    @cached_property
-    def _digit_literals(self) -> re.Pattern[str] | None:
-        """`_digit_literal_shapes` as one pattern (`literals_settle`; kept in the build cache by `compile_all`)."""
-        shapes = self._digit_literal_shapes
-        return compiled.pattern(trie_pattern(shapes)) if shapes else None
+        return self._evaluate(text, ids, status, headers, origin, local, gated)
 
     def _units_of(self, ids: Collection[int]) -> tuple[set[int], set[int], set[int]]:
         """The text rows, status names and spellings the literal ids `ids` can trigger."""
@@ -666,12 +438,10 @@ class Engine:
         origin: str,
         local: bool | None,
         gated: bool,
-        keep_reading: bool,
-    ) -> tuple[list[Match], StatusHit | None, Reading | None]:
-        """`evaluate`, and with `keep_reading` its `Reading` (see `read`)."""
+    ) -> tuple[list[Match], StatusHit | None]:
+        """`evaluate`: the status, then each row the ids trigger, what the status means, and the words layer."""
         if origin not in ORIGINS:
             raise ValueError(f"unknown origin {origin!r} (one of {', '.join(ORIGINS)})")
-        given = text
         text = unescape(text)
         if gated:
             rows, names, spellings = self._units_of(ids)
@@ -684,41 +454,24 @@ class Engine:
 
         hit = self._status(text, status, spellings, names)
         found: list[Match] = []
-        digit_rows: list[tuple[int, RowTrace]] | None = [] if keep_reading and text is given else None
         lower = folded(text)  # what the rows' phrase gates read (`gates.Alternation`)
         fit = hit.status if hit else None
         for i in sorted(rows):
-            parts = self._digit_parts(i) if digit_rows is not None else None
-            m, trace = self._match_row(
-                self._row(i), text, lower, status, fit, headers, origin, parts if parts and parts.any else None
-            )
+            m = self._match_row(self._row(i), text, lower, status, fit, headers, origin)
             if m is not None:
                 found.append(m)
-            if trace is not None and digit_rows is not None:
-                digit_rows.append((i, trace))
-        rows_found = tuple(found) if digit_rows is not None else ()
-        status_row: tuple[str, float] | None = None
         if hit is not None:
             sm = self._status_match(hit, text, found, local, status is not None)
             if sm is not None:
                 found.append(sm)
-                status_row = (sm.signature.id, sm.score)
         if all(STRENGTH_RANK[m.signature.strength] <= WEAK_RANK for m in found) and (
             present := ids if gated else self.literal_ids(text)
         ):
-            triggered = self._worded_rows(present)
-            if digit_rows is not None and not self._words_blind(text, triggered, digit_rows):
-                digit_rows = None  # the words layer may read its digits' values
-            wm = self._words_match(text, lower, triggered, hit is not None)
+            wm = self._words_match(text, lower, self._worded_rows(present), hit is not None)
             if wm is not None:
                 found.append(wm)
         found.sort(key=self._rank)
-        reading = None
-        if digit_rows is not None:
-            spelled = None if hit is None else (hit.status, hit.spelling)
-            units = (tuple(sorted(names)), tuple(sorted(spellings)))
-            reading = Reading(frozenset(ids), spelled, tuple(digit_rows), rows_found, status_row, *units)
-        return found, hit, reading
+        return found, hit
 
     def _worded_rows(self, ids: Collection[int]) -> set[int]:
         """The text rows the literal ids `ids` can trigger through a literal with a letter in it (a number
@@ -735,34 +488,6 @@ class Engine:
         """Whether `text` carries an error mark (`words.toml` error_marks: an exception class name…)."""
         marks = self._words_gate[1]
         return marks is not None and marks.search(text) is not None
-
-    def _words_blind(self, text: str, triggered: Collection[int], traces: Sequence[tuple[int, RowTrace]]) -> bool:
-        """Whether the words layer (`_words_match`, with the rows `triggered`) says the same of every text that
-        differs from `text` only in the values of its ASCII digits, so that `reread` need not ask it again: its
-        chatter, error-mark and error-word patterns read no digit's value; a row it asks whose `unless` patterns
-        read digits ran them in its own evaluation (`traces`: `reread` compares what they found); and the word
-        model counts the same tokens (`WordModel.blind_to_digits`). Whether the layer is asked at all follows from
-        the rows' matches and the status, which `reread` compares too."""
-        spec = self.tables.words
-        if spec is None:
-            return True
-        if not self._words_gates_blind:
-            return False
-        ran = {i for i, (_, _, unless, _) in traces if unless != NOT_RUN}
-        if any(i not in ran and self._digit_parts(i).unless_parts for i in triggered):
-            return False
-        from capdoctor.classifier.words import model
-
-        return model(spec.alpha, spec.threshold, spec.min_tokens).blind_to_digits(text)
-
-    @cached_property
-    def _words_gates_blind(self) -> bool:
-        """Whether the words layer's chatter, error-mark and error-word patterns all read no digit's value."""
-        spec = self.tables.words
-        sources = (spec.quiet_levels, spec.error_marks) if spec is not None else ()
-        return not any(reads_digits(p, 0) for p in sources if p) and not (
-            self.tables.error_words and reads_digits(self.tables.error_words, re.IGNORECASE | re.MULTILINE)
-        )
 
     def _words_match(self, text: str, lower: str | None, triggered: Collection[int], status_read: bool) -> Match | None:
         """The words layer, as the last word on a candidate text that nothing else explained, or explained
@@ -861,40 +586,41 @@ class Engine:
         fit: int | None,
         headers: Mapping[str, str] | None,
         origin: str,
-        parts: _DigitParts | None = None,
-    ) -> tuple[Match | None, RowTrace | None]:
+    ) -> Match | None:
         """Score one compiled row against one text: its match, or None when it does not match; `lower` is
         `gates.folded(text)` (what the phrase gates read), `status` the caller's (rows strict about their status need
         it), `fit` the status judged (it adds to rows listing it, and vetoes rows whose words it contradicts:
-        `not_statuses`). With `parts` (which of the row's patterns read digits, `_digit_parts`), also what each
-        pattern it ran found (`RowTrace`), so that `reread` knows which results a text differing only in its
-        digits' values can change; else None, as when the row does not apply whatever the text. It stops where
-        the result is known: no name, code, phrase or header (`unless` then `NOT_RUN`), a veto, an `also` pattern
-        missing."""
+        `not_statuses`). It stops where the result is known: no name, code, phrase or header, a veto, an `also`
+        pattern missing."""
         sig = c.sig
         if not _admitted(sig, status, fit, origin):
-            return None, None
+            return None
         token = c.token_re.search(text) if c.token_re is not None else None
         phrase = c.phrase.search(text, lower) if c.phrase is not None else None
         span = token.span() if token is not None else phrase.span() if phrase is not None else None
-        named = token is not None
-        how = _how(phrase, parts.phrases) if parts is not None else NO_MATCH
         header_hit = bool(c.header_re) and _headers_ok(c.header_re, headers)
-        score = _row_score(sig, named, phrase is not None, header_hit)
+        score = _row_score(sig, token is not None, phrase is not None, header_hit)
         if score == 0.0:
-            return None, None if parts is None else (named, how, NOT_RUN, ())
-        unless = c.unless.search(text, lower) if c.unless is not None else None
-        if unless is not None:
-            return None, None if parts is None else (named, how, _how(unless, parts.unless), ())
-        also: list[bool] = []
-        for rx in c.also_re:
-            also.append(rx.search(text) is not None)
-            if not also[-1]:
-                return None, None if parts is None else (named, how, NO_MATCH, tuple(also))
+            return None
+        if c.unless is not None and c.unless.search(text, lower) is not None:
+            return None
+        if any(rx.search(text) is None for rx in c.also_re):
+            return None
         if fit is not None and fit in sig.statuses:
             score += SCORE_STATUS_FIT
         excerpt = "headers: " + ", ".join(n for n, _ in c.header_re) if span is None else _excerpt(text, *span)
-        return Match(sig, score, excerpt), None if parts is None else (named, how, NO_MATCH, tuple(also))
+        return Match(sig, score, excerpt)
+
+
+def _selective(sig: Signature) -> tuple[str, ...]:
+    """A text row's part of `Engine.selective`: its names, codes and phrase gates, else its table literals."""
+    from capdoctor.classifier.gates import rarity, required
+
+    own = (*(n.lower() for n in sig.names), *(c.lower() for c in sig.codes))
+    gates = [required(ascii_words(p), re.IGNORECASE | re.DOTALL, PREFILTER_SPELLINGS) for p in sig.phrases]
+    if any(rarity(g) < MIN_RARITY for g in gates):
+        return (*own, *sig.literals)
+    return (*own, *(lit for gate in gates for lit in gate))
 
 
 def _admitted(sig: Signature, status: int | None, fit: int | None, origin: str) -> bool:
@@ -917,30 +643,6 @@ def _row_score(sig: Signature, token: bool, phrase: bool, header: bool) -> float
     if header:
         score = max(score, SCORE_HEADER)
     return score
-
-
-def _how(m: re.Match[str] | None, reading: frozenset[re.Pattern[str]]) -> int:
-    """How an alternation matched (`RowTrace`): not, first by a pattern blind to digits' values, or by one that
-    reads them."""
-    if m is None:
-        return NO_MATCH
-    return DIGIT_MATCH if m.re in reading else BLIND_MATCH
-
-
-def _found_again(
-    alt: Alternation | None, reading: Sequence[tuple[Gate, re.Pattern[str]]], how: int, text: str, lower: str | None
-) -> bool:
-    """Whether `alt` matches `text`, which differs from a text where it matched `how` only in its digits' values:
-    a pattern blind to digits that matched there matches here; where none matched, only the ones that read
-    digits (`reading`, the alternation's gated parts that do) can match here; where one of those matched first,
-    everything runs again."""
-    if alt is None:
-        return False
-    if how == BLIND_MATCH:
-        return True
-    if how == NO_MATCH:
-        return any(admits(gate, lower) and rx.search(text) is not None for gate, rx in reading)
-    return alt.found(text, lower)
 
 
 def _headers_ok(conds: Sequence[tuple[str, re.Pattern[str]]], headers: Mapping[str, str] | None) -> bool:

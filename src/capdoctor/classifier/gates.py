@@ -43,13 +43,59 @@ def _folds_to_ascii(ch: str) -> bool:
     return re.search(re.escape(ch), _ASCII, re.IGNORECASE) is not None
 
 
+_COMMON = (
+    "localhost",
+    "127.0.0.1",
+    "0.0.0.0",
+    "http://",
+    "https://",
+    "not found",
+    "no such file or directory",
+    "context window",
+    "context length",
+    "context size",
+    "model",
+    "status",
+    "token",
+    "request",
+)
+"""Words an agent's ordinary log is full of (its local servers' URLs, 404 access lines, a tool call's missing
+file, a model's context window, status and tokens in its request log): they count for nothing in a gate's
+length (`rarity`), so a pattern is gated by another run of its literals where it has one (`.gguf` rather than
+`no such file or directory`, `http_proxy` rather than `localhost`)."""
+
+
+def _minimal(lits: Sequence[str]) -> Gate:
+    """`lits` without those that hold another of them (a text holding the longer one holds the shorter)."""
+    uniq = list(dict.fromkeys(lits))
+    return tuple(x for x in uniq if not any(y != x and y in x for y in uniq))
+
+
+def rarity(gate: Gate) -> int:
+    """How rare a text holding one of a gate's literals is, as the length of its shortest literal in UTF-8 bytes
+    (what a multi-pattern engine matches; a CJK character is as rare as three letters) less the common words in
+    it (`_COMMON`): `http://localhost` counts 0, `http_proxy` 10, `context window exceeded` 9. A literal of fewer
+    than three bytes is no gate worth the name (-1)."""
+    out = None
+    for lit in gate:
+        size = len(lit.encode("utf-8", "surrogatepass"))
+        rare = -1 if size < 3 else size - sum(len(word) for word in _COMMON if word in lit)
+        out = rare if out is None else min(out, rare)
+    return -1 if out is None else out
+
+
+def _rank(gate: Gate) -> tuple[int, int, int]:
+    """How selective a gate is: its `rarity`, then the longer shortest literal, then the fewer literals."""
+    return (rarity(gate), min(map(len, gate)), -len(gate))
+
+
 def _better(a: Gate, b: Gate) -> Gate:
-    """The more selective of two gates: the longer shortest literal, then the fewer literals."""
+    """The more selective of two gates (`_rank`)."""
     if not a:
         return b
     if not b:
         return a
-    return a if (min(map(len, a)), -len(a)) >= (min(map(len, b)), -len(b)) else b
+    return a if _rank(a) >= _rank(b) else b
 
 
 class _Fold(NamedTuple):
@@ -118,21 +164,52 @@ def _set_chars(items: Any) -> list[str] | None:
     return list(dict.fromkeys(ch for ch in chars if ch is not None))
 
 
-def _gate(items: Any) -> Gate:
-    """The best gate of a parsed sequence (see `required`)."""
+def _spellings(items: Any, most: int = _MAX_SPELLINGS) -> list[str] | None:
+    """Every string a parsed sequence can match, folded, when it is made of literal characters only: small
+    character sets, groups, branches of such sequences and optional pieces of them (`(?:the )?`, `s?`), at most
+    `most` of them; else None."""
+    out = [""]
+    for op, av in items:
+        name = str(op)
+        piece: list[str] | None
+        if name == "LITERAL":
+            ch = _char(av)
+            piece = None if ch is None else [ch]
+        elif name == "IN":
+            piece = _set_chars(av)
+        elif name == "SUBPATTERN":
+            piece = _spellings(av[-1], most)
+        elif name == "BRANCH":
+            alts = [_spellings(alt, most) for alt in av[1]]
+            piece = None if any(a is None for a in alts) else [x for a in alts for x in a or ()]
+        elif name in _REPEATS and av[0] == 0 and av[1] == 1:
+            inner = _spellings(av[2], most)
+            piece = None if inner is None else ["", *inner]
+        elif name in _SKIP:
+            continue
+        else:
+            piece = None
+        if piece is None or len(out) * len(piece) > most:
+            return None
+        out = [o + x for o in out for x in piece]
+    return list(dict.fromkeys(out))
+
+
+def _gate(items: Any, most: int = _MAX_SPELLINGS) -> Gate:
+    """The best gate of a parsed sequence (see `required`), of runs of at most `most` spellings."""
     best: Gate = ()
     run: list[str] = []
     """The spellings of the run of literal characters being read ([]: none)."""
 
     def flush() -> None:
         nonlocal best, run
-        if run:
-            best = _better(best, tuple(dict.fromkeys(run)))
+        if run and all(run):
+            best = _better(best, _minimal(run))
         run = []
 
     def extend(chars: list[str]) -> None:
         nonlocal run
-        if len(run) * len(chars) > _MAX_SPELLINGS:
+        if len(run) * len(chars) > most:
             flush()
         run = [r + ch for r in run or [""] for ch in chars]
 
@@ -142,22 +219,25 @@ def _gate(items: Any) -> Gate:
             name = str(op)
             ch = _char(av) if name == "LITERAL" else None
             chars = _set_chars(av) if name == "IN" else None
+            spelled = _spellings([(op, av)], most) if name in ("BRANCH", *_REPEATS) and not chars else None
             if ch is not None:
                 extend([ch])
             elif chars is not None:
                 extend(chars)
+            elif spelled is not None and len(spelled) > 1:  # a small branch or optional piece of literals
+                extend(spelled)
             elif name == "SUBPATTERN":
                 walk(av[-1])  # a group in a sequence is that sequence: its literals continue the run
             elif name in _SKIP:
                 continue
             elif name in _REPEATS and av[0] >= 1:  # repeated at least once: its own gate holds
                 flush()
-                best = _better(best, _gate(av[2]))
+                best = _better(best, _gate(av[2], most))
             elif name == "BRANCH":  # when every alternative has a gate, one of their literals is in every match
                 flush()
-                alts = [_gate(alt) for alt in av[1]]
+                alts = [_gate(alt, most) for alt in av[1]]
                 if all(alts):
-                    best = _better(best, tuple(dict.fromkeys(lit for alt in alts for lit in alt)))
+                    best = _better(best, _minimal([lit for alt in alts for lit in alt]))
             else:
                 flush()
 
@@ -166,26 +246,28 @@ def _gate(items: Any) -> Gate:
     return best
 
 
-def required(source: str, flags: int = re.IGNORECASE | re.DOTALL) -> Gate:
+def required(source: str, flags: int = re.IGNORECASE | re.DOTALL, most: int = _MAX_SPELLINGS) -> Gate:
     """Literals, folded (`folded`), of which every match of `source` contains at least one (() when none is found
     or the pattern cannot be read): runs of literal characters next to each other in its sequence (through groups
     and zero-width assertions), inside a group repeated at least once, or one per alternative of a branch whose
     alternatives all have some. Where the regex engine's extra case groups are unknown, a run stops at a
     non-ASCII character that IGNORECASE may take for an ASCII one (`ſ`, `K`); other non-ASCII characters are kept
-    as written (an ASCII text cannot hold them, nor anything they match, and no non-ASCII text is gated)."""
+    as written (an ASCII text cannot hold them, nor anything they match, and no non-ASCII text is gated). A run
+    spells small branches and optional pieces out (`overload(?:ed)? (?:error|exception)`), while it has at most
+    `most` spellings; the most selective run wins (`_rank`)."""
     mod = parser()
     if mod is None:
         return ()
     try:
-        return of_parsed(mod.parse(source, flags))
+        return of_parsed(mod.parse(source, flags), most)
     except (re.error, RecursionError, ValueError, TypeError):
         return ()
 
 
-def of_parsed(parsed: Any) -> Gate:
+def of_parsed(parsed: Any, most: int = _MAX_SPELLINGS) -> Gate:
     """`required` of a pattern already parsed (`re._parser.parse`): what compiling a pattern reads it from."""
     try:
-        return _gate(parsed)
+        return _gate(parsed, most)
     except (RecursionError, ValueError, TypeError, IndexError):
         return ()
 

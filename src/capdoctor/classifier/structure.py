@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from capdoctor.classifier import compiled
-from capdoctor.classifier.digits import cannot_match
 from capdoctor.classifier.gates import folded
 from capdoctor.classifier.tables import STATUS_GROUP, Spelling
 
@@ -235,52 +234,6 @@ def error_status(text: str) -> int | None:
         if value not in (None, "null", "None", "") and (status := _as_status(value)) is not None:
             return status
     return None
-
-
-def status_unread(shape: str, span: tuple[int, int] | None = None, reference: str | None = None) -> bool:
-    """Whether `error_status` finds nothing in any text of `shape` (a text with each ASCII digit read as `0`):
-    it holds no brace (no JSON value or dict to decode, whose numbers are read) and neither field pattern can
-    match any such text (`digits.cannot_match`).
-
-    With `span` (start, end) and `reference` (a text of the shape): whether it finds in every text of `shape` that
-    differs from `reference` only in the digits of `shape[start:end]` what it finds in `reference`: every JSON
-    value it would decode there that starts before the span's end decodes in `reference` and ends before the span
-    (so it reads the same characters in all of them; those that start after the span read only characters after
-    it), there is no dict to read before the span's end, and neither field pattern can read a character of the
-    span."""
-    shape = shape[:MAX_READ]  # (what `error_status` reads: a pattern may match at the cut that cannot in the whole)
-    if span is None:
-        return "{" not in shape and all(cannot_match(_FIELD_RES[key], shape) for key in ("status", "code"))
-    if not _values_before(shape, span, reference):
-        return False
-    if reference is not None and _nodes(reference[:MAX_READ]):
-        return True  # the same error objects in all of them, whose status wins: the fields are not read
-    return all(cannot_match(_FIELD_RES[key], shape, span) for key in ("status", "code"))
-
-
-def _values_before(shape: str, span: tuple[int, int], reference: str | None) -> bool:
-    """Whether `_nodes` reads the same values in every text of `shape` that differs from `reference` only in the
-    digits of `shape[start:end]` (`status_unread`): no brace before the span's end, or only JSON values that decode
-    in `reference` and end before the span starts (`_decoded`'s tries from there read after the span only)."""
-    start, end = span
-    if "{" not in shape[:end]:
-        return True
-    if reference is None or len(reference) != len(shape) or "data:" in shape or "{'" in shape[:end]:
-        return False  # (an SSE line is decoded apart, a dict read to its closing brace: not followed here)
-    text = reference[:MAX_READ]
-    at = 0
-    for _ in range(_MAX_JSON_TRIES):
-        idx = text.find("{", at)
-        if idx < 0 or idx >= end:
-            return True
-        try:
-            _, stop = _DECODER.raw_decode(text, idx)
-        except ValueError:
-            return False  # (a value that does not decode may have read anything up to the error)
-        if stop > start:
-            return False
-        at = stop
-    return True  # (the tries run out before the span: the same ones in every text)
 
 
 def extract_error(text: str, reader: StatusReader | None = None) -> dict[str, Any]:

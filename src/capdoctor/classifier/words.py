@@ -24,10 +24,9 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from importlib import resources
 
-from capdoctor.classifier.digits import ZEROS
 from capdoctor.model import Cause
 
 CAUSES = tuple(c.value for c in Cause)
@@ -95,19 +94,6 @@ class WordModel:
 
     def __len__(self) -> int:
         return len(self._logp)
-
-    @cached_property
-    def _digit_shapes(self) -> frozenset[str]:
-        """The known tokens that hold a digit (`gpt4`, `v100`), each digit read as `0`."""
-        return frozenset(t.translate(ZEROS) for t in self._logp if not t.isalpha())
-
-    def blind_to_digits(self, text: str) -> bool:
-        """Whether `judge` says the same of every text that differs from `text` only in the values of its ASCII
-        digits: no token of `text` has the shape of a known token with a digit in it. `tokens` splits and drops
-        alike wherever a digit stands, and unknown tokens count for nothing, so such texts have the same known
-        tokens (a timestamp's `T13` gives `t13`, which no excerpt had)."""
-        shapes = self._digit_shapes
-        return not any(t.translate(ZEROS) in shapes for t in tokens(text) if not t.isalpha())
 
     def scores(self, text: str) -> tuple[list[float], list[str]]:
         """The log score of each cause (CAUSES order) and the known tokens of `text`."""

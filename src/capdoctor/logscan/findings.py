@@ -20,7 +20,7 @@ from typing import Any
 
 from capdoctor.classifier.signatures import STRENGTH_RANK, by_id
 from capdoctor.logscan.patterns import Patterns
-from capdoctor.logscan.scanner import ScanResult, SigStat
+from capdoctor.logscan.results import ScanResult, SigStat
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength, Verdict, result_of
 from capdoctor.text import stamp
 

@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 from itertools import pairwise
 from operator import attrgetter, itemgetter
 
-from capdoctor.logscan.scanner import Event
+from capdoctor.logscan.results import Event
 
 BURST_GAP = timedelta(seconds=60)
 """Errors closer together than this belong to one burst."""

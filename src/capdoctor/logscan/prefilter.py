@@ -20,13 +20,13 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from capdoctor.classifier import buildcache
 
 
 class Prefilter(Protocol):
-    """Finds candidate positions in raw bytes."""
+    """Finds candidate positions in raw bytes: what the file scanner asks of any engine (hyperscan, Python)."""
 
     name: str
 
@@ -43,13 +43,6 @@ class Prefilter(Protocol):
     def complete(self, ids: Sequence[int], raw: bytes) -> Sequence[int]:
         """The ids of every literal in `raw` (ASCII lower-cased or not), given the ids `hits` found in it."""
         ...
-
-    def shaped(self, ids: Sequence[int], raw: bytes, want: frozenset[int]) -> bool:
-        """`set(complete(ids, raw)) == want` for an ASCII record of the shape of one whose literal ids are `want`."""
-        ...
-
-
-_DIGIT = re.compile(rb"[0-9]")
 
 
 def _hs_escape(literal: bytes) -> bytes:
@@ -153,13 +146,6 @@ class HyperscanPrefilter:
                 supers.setdefault(j, []).append((i, literals[i].lower()))
         self._supers = {j: tuple(more) for j, more in supers.items()}
         """For each literal in the database, the literals left out of it that hold it, lower-cased (`complete`)."""
-        self._digit_supers: dict[int, tuple[tuple[int, bytes], ...]] = {}
-        for j, more in supers.items():
-            digits = tuple((i, lit) for i, lit in more if _DIGIT.search(lit))
-            if digits:
-                self._digit_supers[j] = digits
-        """`_supers` without those that have no ASCII digit (`shaped`)."""
-        self._in_database = frozenset(range(len(literals))) - frozenset(holds)
         self._db: Any = _cached_database(hyperscan, key, literals, holds)
         if self._db is None:
             ids = [i for i in range(len(literals)) if i not in holds]
@@ -204,25 +190,6 @@ class HyperscanPrefilter:
                 extra += [j for j, lit in more if lit in low]
         return [*ids, *extra] if extra else ids
 
-    def shaped(self, ids: Sequence[int], raw: bytes, want: frozenset[int]) -> bool:
-        """Whether `set(complete(ids, raw)) == want`, for an ASCII record `raw` whose every byte but its digits is
-        that of a record whose literal ids are `want` (one of its shape): the literals `hits` found are those of
-        `want` in the database, and each literal left out of it that holds one of them and has a digit stands in
-        `raw` exactly when `want` has it. One without a digit needs no look: it stands where it stands in that
-        record, whose bytes but for digits these are. (`complete` looks for every one: ~5 µs a record with
-        `invalid`, which 50 literals hold, against ~1.5 µs here.)"""
-        found = set(ids)
-        if found != want & self._in_database:
-            return False
-        low: bytes | None = None
-        for i in found:
-            for j, lit in self._digit_supers.get(i, ()):
-                if low is None:
-                    low = raw.lower()
-                if (lit in low) != (j in want):
-                    return False
-        return True
-
     def ends(self, buf: bytes | memoryview) -> list[int]:
         """Every end offset in `buf` of the literals in the database (a line with several is reported several
         times)."""
@@ -242,7 +209,7 @@ class PythonPrefilter:
     name = "python-re"
 
     def __init__(self, literals: Sequence[bytes]) -> None:
-        from capdoctor.classifier.engine import trie_pattern
+        from capdoctor.classifier.regexes import trie_pattern
 
         words = sorted({lit.decode("utf-8").lower() for lit in literals if lit})
         self._rx = re.compile(trie_pattern(words).encode("utf-8"))
@@ -260,10 +227,6 @@ class PythonPrefilter:
         """`ids` (this engine names none: `hits`)."""
         return ids
 
-    def shaped(self, ids: Sequence[int], raw: bytes, want: frozenset[int]) -> bool:
-        """`set(ids) == want` (this engine names no ids: never asked)."""
-        return set(ids) == want
-
 
 def build_prefilter(literals: Sequence[str], *, prefer: str | None = None) -> Prefilter:
     """The fastest available engine over `literals` (hyperscan, else Python); `prefer="python"` forces it."""
@@ -274,3 +237,42 @@ def build_prefilter(literals: Sequence[str], *, prefer: str | None = None) -> Pr
         except Exception:
             pass
     return PythonPrefilter(encoded)
+
+
+class ScanLiterals(NamedTuple):
+    """The classification engine's literals (the prefilter's, ids as the engine's), whether each is one of the
+    selective ones (`Engine.selective`), and the selective ones the engine lacks (`extra`: a line holding none of
+    these and no selective literal of the engine is judged only where the words layer may read it)."""
+
+    selective: bytes
+    extra: tuple[str, ...]
+
+
+def scan_literals() -> ScanLiterals:
+    """The engine's selective literals, as the file scanner reads them (built once per process)."""
+    global _SCAN_LITERALS
+    if _SCAN_LITERALS is None:
+        from capdoctor.classifier.signatures import engine as classifier
+
+        eng = classifier()
+        table, chosen = eng.literals(), eng.selective
+        extra = tuple(sorted(chosen - frozenset(table)))
+        _SCAN_LITERALS = ScanLiterals(bytes(lit in chosen for lit in table), extra)
+    return _SCAN_LITERALS
+
+
+_SCAN_LITERALS: ScanLiterals | None = None
+_PREFILTERS: dict[tuple[str | None, bool], Prefilter] = {}
+
+
+def prefilter_for(engine: str | None, extra: bool = False) -> Prefilter:
+    """The process-wide prefilter for `engine` over the classification engine's literals, or with `extra` over
+    the selective literals it lacks (`scan_literals`); each built once: compiling the database is the costly
+    part."""
+    key = (engine, extra)
+    if key not in _PREFILTERS:
+        from capdoctor.classifier.signatures import engine as classifier
+
+        literals = scan_literals().extra if extra else classifier().literals()
+        _PREFILTERS[key] = build_prefilter(literals, prefer=engine)
+    return _PREFILTERS[key]
