@@ -108,7 +108,7 @@ def test_a_rows_literals_are_derived_from_its_phrases() -> None:
     that spells them out keeps them; a phrase with no usable literal fails the load, naming the row."""
     row = '[[signature]]\nid = "x.y"\ncause = "capacity"\nstrength = "weak"\ntitle = "t"\nremedy = "r"\nsource = "s"\n'
     derived = tbl.load({"providers.toml": row + "phrases = ['Fleet (?:is )?saturated', 'no free slots?']\n"})
-    assert derived.by_id["x.y"].literals == ("saturated", "no free slot")
+    assert derived.by_id["x.y"].literals == ("fleet saturated", "fleet is saturated", "no free slot")
     spelled = tbl.load({"providers.toml": row + "phrases = ['fleet saturated']\nliterals = ['Saturated']\n"})
     assert spelled.by_id["x.y"].literals == ("saturated",)
     with pytest.raises(ValueError, match=r"x\.y: no usable prefilter literal"):
