@@ -220,30 +220,10 @@ class ModelsCheck(Registered, check_id="models"):
         if not prober.exchanges:  # nothing was sent: nothing was tested, whatever the findings of the setup say
             status, summary = Status.SKIP, nothing_probed(prober.budget_text(), left, budget.reserve_s)
         data = {
-            "models": [
-                {
-                    "model": r.model,
-                    "role": r.role,
-                    "outcome": r.outcome,
-                    "stop_reason": r.stop_reason,
-                    **failure_rate(r),
-                    "attempts": [attempt_row(a) for a in r.attempts],
-                }
-                for r in runs
-            ],
+            "models": [_model_row(r) for r in runs],
             "available_models": listed[:MAX_LISTED] if listed is not None else None,
             "model_listed": None if listed is None else target.model in listed,
-            "responses": [
-                {
-                    "model": m,
-                    "route": ex.route,
-                    "status": ex.status,
-                    "kind": ex.kind,
-                    "headers": dict(ex.headers),
-                    "error_body": None if ex.ok or ex.kind == "html" else ex.body[:MAX_ERROR_BODY] or None,
-                }
-                for m, ex in prober.exchanges
-            ],
+            "responses": [_response_row(m, ex) for m, ex in prober.exchanges],
             "requests": prober.requests,
             "output_tokens": prober.output_tokens,
             "route": prober.routes[0] if prober.routes else None,
@@ -254,27 +234,62 @@ class ModelsCheck(Registered, check_id="models"):
                 target.model, runs, ctx.no_inference, key_blocked, listing, prober.stopped or prober.budget_note
             ),
         }
-        details = [
-            f"{r.model} ({r.role}): {r.outcome} after {len(r.attempts)} attempt(s); {r.stop_reason}" for r in runs
-        ]
-        details.insert(0, f"key: {key.names()} ({shape_text(key)}); name from {key.name_source}")
+        details = _details(
+            runs, f"key: {key.names()} ({shape_text(key)}); name from {key.name_source}", listing, listed
+        )
         if prober.budget_note:  # never silently: the run's budget stopped this check
             summary = f"{summary} ({prober.budget_text()})"
             details.append(f"run budget: {prober.budget_text()}")
         if key_blocked:
             details.append("generation not probed: the provider refused the model list and the key is the problem")
-        if listing is not None:
-            details.insert(
-                1, f"model list: {exchange_label(listing)}" + (f", {len(listed)} models" if listed is not None else "")
-            )
-        from capdoctor.redact import redact, redact_text
+        return _scrubbed(self, status, summary, findings, details, data, target.api_key)
 
-        secrets = [target.api_key] if target.api_key else []  # belt and braces before the report's redaction
-        return result_of(
-            self,
-            status,
-            redact_text(summary, secrets),
-            [_scrub_finding(f, secrets) for f in findings],
-            redact(details, secrets),
-            redact(data, secrets),
-        )
+
+def _model_row(r: ModelRun) -> dict[str, Any]:
+    """One model's probe in the check's data: its outcome, why it stopped, its failure rate, every attempt."""
+    return {
+        "model": r.model,
+        "role": r.role,
+        "outcome": r.outcome,
+        "stop_reason": r.stop_reason,
+        **failure_rate(r),
+        "attempts": [attempt_row(a) for a in r.attempts],
+    }
+
+
+def _response_row(model: str, ex: Exchange) -> dict[str, Any]:
+    """One response in the check's data: status, kind, headers, and an error's body (bounded; never a page)."""
+    return {
+        "model": model,
+        "route": ex.route,
+        "status": ex.status,
+        "kind": ex.kind,
+        "headers": dict(ex.headers),
+        "error_body": None if ex.ok or ex.kind == "html" else ex.body[:MAX_ERROR_BODY] or None,
+    }
+
+
+def _details(runs: list[ModelRun], key_line: str, listing: Exchange | None, listed: list[str] | None) -> list[str]:
+    """The check's details: the key, the model list, then one line per model probed."""
+    out = [key_line]
+    if listing is not None:
+        out.append(f"model list: {exchange_label(listing)}" + (f", {len(listed)} models" if listed is not None else ""))
+    out += [f"{r.model} ({r.role}): {r.outcome} after {len(r.attempts)} attempt(s); {r.stop_reason}" for r in runs]
+    return out
+
+
+def _scrubbed(
+    check: Any, status: Status, summary: str, findings: list[Any], details: list[str], data: Any, key: str | None
+) -> CheckResult:
+    """The result with the key taken out of every string: belt and braces before the report's redaction."""
+    from capdoctor.redact import redact, redact_text
+
+    secrets = [key] if key else []
+    return result_of(
+        check,
+        status,
+        redact_text(summary, secrets),
+        [_scrub_finding(f, secrets) for f in findings],
+        redact(details, secrets),
+        redact(data, secrets),
+    )

@@ -64,32 +64,24 @@ def _bounded(text: str | None, secrets: tuple[str, ...]) -> str | None:
     return shorten(neutralise(redact_text(text, secrets)), ERROR_TEXT_CHARS)
 
 
-def judge(obs: Observed) -> RoundRecord:
-    """The history's record of one exchange, its failure (if any) classified by the one engine."""
+def _failure(obs: Observed) -> tuple[bool, str | None, str | None, str | None]:
+    """Whether the exchange failed, its kind, and the engine's row and cause for it (None where none applies)."""
     status = obs.status
-    kind: str | None = "ok"
-    signature: str | None = None
-    cause: str | None = None
-    failed = False
     if obs.outcome == "upstream_failed":
-        failed, kind, cause = True, obs.failure_kind or "connect", "network"
         from capdoctor.classifier.signatures import classify
 
         # the engine's row for the transport failure (a reset, a refusal, a timeout), so that history
         # weighs it as it weighs the same words in a log
         named = [m for m in classify(obs.detail or "", origin="body") if m.signature.cause == "network"]
-        if named:
-            signature = str(named[0].signature.id)
-    elif (status or 0) >= 400 or obs.outcome == "error_event":
-        failed = True
+        return True, obs.failure_kind or "connect", str(named[0].signature.id) if named else None, "network"
+    if (status or 0) >= 400 or obs.outcome == "error_event":
         kind = "stream_error" if obs.error_event is not None else "http_error"
         if "text/html" in obs.content_type.lower():
             kind = "html"
-        text = obs.error_event or obs.error_body or ""
         from capdoctor.classifier.signatures import classify
 
         matches = classify(
-            text,
+            obs.error_event or obs.error_body or "",
             status=status,
             headers=dict(obs.headers),
             origin="stream" if obs.error_event is not None else "body",
@@ -99,14 +91,20 @@ def judge(obs: Observed) -> RoundRecord:
             from capdoctor.model import Cause
 
             sig = matches[0].signature
-            signature, cause = str(sig.id), Cause(sig.cause).value
-        elif kind == "html":
-            cause = "network"
-    elif obs.outcome == "cut":
-        failed, kind, cause = True, "cut", "network"
-    elif obs.outcome == "cancelled":
-        kind = "cancelled"
-        failed = obs.ttfb_ms is None  # gave up before any answer: a failure whose cause the proxy cannot see
+            return True, kind, str(sig.id), Cause(sig.cause).value
+        return True, kind, None, "network" if kind == "html" else None
+    if obs.outcome == "cut":
+        return True, "cut", None, "network"
+    if obs.outcome == "cancelled":
+        # gave up before any answer: a failure whose cause the proxy cannot see
+        return obs.ttfb_ms is None, "cancelled", None, None
+    return False, "ok", None, None
+
+
+def judge(obs: Observed) -> RoundRecord:
+    """The history's record of one exchange, its failure (if any) classified by the one engine."""
+    status = obs.status
+    failed, kind, signature, cause = _failure(obs)
     error_text = _bounded(_error_text(obs), obs.secrets) if failed else None
     request_id = next(iter(v for k, v in obs.request_ids.items() if k != "cf-ray"), None)
     attempt = AttemptRecord(
