@@ -8,8 +8,11 @@ checks or printing the version stays fast.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from capdoctor.model import Finding, Status, Strength
 
 if TYPE_CHECKING:
     from capdoctor.model import CheckResult
@@ -43,3 +46,12 @@ class Check(Protocol):
     def run(self, ctx: Context) -> CheckResult:
         """Look, and report. May block; must honour `ctx.remaining()` for anything that waits."""
         ...
+
+
+def status_of(findings: Sequence[Finding]) -> Status:
+    """A check's status from its findings: fail on strong evidence, warn on moderate or weak, pass otherwise
+    (context and `against` only)."""
+    strengths = {f.strength for f in findings}
+    if Strength.STRONG in strengths:
+        return Status.FAIL
+    return Status.WARN if strengths & {Strength.MODERATE, Strength.WEAK} else Status.PASS

@@ -22,7 +22,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from capdoctor.checks.base import Need
+from capdoctor.checks.base import Need, status_of
 from capdoctor.checks.registry import Registered
 from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
 from capdoctor.run.threads import run_parallel
@@ -512,14 +512,6 @@ class _Probe:
         )
 
 
-def _status(findings: Sequence[Finding]) -> Status:
-    """Fail on strong evidence, warn on moderate or weak, pass otherwise (context and `against` only)."""
-    strengths = {f.strength for f in findings}
-    if Strength.STRONG in strengths:
-        return Status.FAIL
-    return Status.WARN if strengths & {Strength.MODERATE, Strength.WEAK} else Status.PASS
-
-
 class PathsCheck(Registered, check_id="paths"):
     """Network paths: which way to the provider works, how fast, and where it exits."""
 
@@ -589,7 +581,7 @@ class PathsCheck(Registered, check_id="paths"):
             "not_measured": not_measured,
             "budget": budget_text or None,
         }
-        return result_of(self, _status(findings), summary, findings, details, data)
+        return result_of(self, status_of(findings), summary, findings, details, data)
 
 
 def _context_details(reference: Reference, families: Sequence[Mapping[str, Any]]) -> list[str]:

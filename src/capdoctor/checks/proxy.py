@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from capdoctor.checks.base import Need
+from capdoctor.checks.base import Need, status_of
 from capdoctor.checks.registry import Registered
-from capdoctor.model import Cause, Finding, NextStep, Status, Strength, result_of
+from capdoctor.model import Cause, Finding, NextStep, Strength, result_of
 from capdoctor.probes.hosts import is_loopback_host
 
 if TYPE_CHECKING:
@@ -408,14 +408,6 @@ def _route_tls(ctx: Context, route: _Route) -> tuple[dict[str, Any], TlsJudgemen
     return _tls_facts(ctx, route.host, route.port, route.scheme, route.proxy_url, tls_budget)
 
 
-def _status(findings: Sequence[Finding]) -> Status:
-    """Fail on strong evidence, warn on moderate or weak, pass otherwise (context and `against` only)."""
-    strengths = {f.strength for f in findings}
-    if Strength.STRONG in strengths:
-        return Status.FAIL
-    return Status.WARN if strengths & {Strength.MODERATE, Strength.WEAK} else Status.PASS
-
-
 class ProxyCheck(Registered, check_id="proxy"):
     """Proxy and TUN: environment and system proxies, clients' own proxy settings, TUN, fake-IP, TLS."""
 
@@ -465,7 +457,7 @@ class ProxyCheck(Registered, check_id="proxy"):
             "proxy_processes": [{"name": n, "client": label} for n, label in processes],
             "tls": tls,
         }
-        return result_of(self, _status(findings), _summary(facts), findings, _details(facts), data)
+        return result_of(self, status_of(findings), _summary(facts), findings, _details(facts), data)
 
 
 def _summary(f: Facts) -> str:
