@@ -447,3 +447,38 @@ def test_a_stream_that_outlasts_the_drain_is_cancelled_and_the_proxy_exits_0(tmp
         upstream.close()
     ((_, ex),) = _exchanges(tmp_path / "h.sqlite3")
     assert ex.outcome == "cancelled"
+
+
+def _watched(*chunks: bytes) -> Any:
+    from capdoctor.proxy.exchange import Watch
+
+    watch = Watch(
+        started=0.0,
+        t0=0.0,
+        method="POST",
+        path="/v1/chat/completions",
+        prefix="",
+        upstream="http://127.0.0.1:1",
+        provider="openai",
+        local=False,
+        user_agent="OpenAI/Python 2.0.0",
+        model="gpt-5.5",
+        secrets=(),
+    )
+    watch.response(200, [("content-type", "text/event-stream")], 0.01, path_streams=False)
+    for chunk in chunks:
+        watch.chunk(chunk)
+    return watch
+
+
+@pytest.mark.parametrize(
+    ("last", "outcome"),
+    [
+        (b"data: [DONE]\n\n", "completed"),  # OpenAI's chat stream: the SDK closes on [DONE]
+        (b"event: message_stop\ndata: {}\n\n", "completed"),  # Anthropic's last event
+        (b"", "cancelled"),  # hung up mid-stream
+    ],
+)
+def test_a_client_that_hangs_up_after_the_last_event_completed_the_exchange(last: bytes, outcome: str) -> None:
+    delta = b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'
+    assert _watched(delta, last).finish("cancelled", 0.02).outcome == outcome

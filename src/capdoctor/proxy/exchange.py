@@ -118,6 +118,16 @@ def secrets_of(headers: Iterable[tuple[str, str]], query: str) -> tuple[str, ...
     return tuple(s for s in out if len(s) >= 6)
 
 
+END_EVENTS = frozenset({"message_stop", "response.completed", "response.done"})
+"""Event types that end a successful stream (Anthropic, the Responses API); OpenAI's chat streams end on
+`data: [DONE]`."""
+
+
+def _ends_stream(event: Event) -> bool:
+    """Whether a stream event is the provider's last one of a stream that succeeded."""
+    return event.data.strip() == "[DONE]" or (event.event or "") in END_EVENTS
+
+
 def _error_event(event: Event) -> bool:
     """Whether a stream event is a failure: `event: error`, `response.failed`, or a JSON object with `error`."""
     if event.event in ("error", "response.failed"):
@@ -193,6 +203,8 @@ class Watch:
         self._keep_head = False
         self._decoder: SSEDecoder | None = None
         self._error_event: str | None = None
+        self._ended = False
+        """The stream's last event has passed: a client that hangs up now has read all it asked for."""
         self.finished: Observed | None = None
 
     def response(self, status: int, headers: Iterable[tuple[str, str]], now: float, path_streams: bool) -> None:
@@ -219,6 +231,7 @@ class Watch:
             return
         if self._decoder is not None:
             for event in self._decoder.feed(data):
+                self._ended = self._ended or _ends_stream(event)
                 if _error_event(event):
                     self._error_event = event.data[:MAX_ERROR_BYTES]
                     self._decoder = None  # the failure is known; the rest passes unread
@@ -243,6 +256,8 @@ class Watch:
             head = self._head.decode("utf-8", "replace")
             if (self.status or 0) >= 400 or (not self.stream and '"error"' in head[:4096] and _json_error(head)):
                 error_body = head
+        if outcome == "cancelled" and self._ended:  # the client closed on the last event, before the upstream's EOF
+            outcome = "completed"
         if outcome == "completed" and (self._error_event is not None or ((self.status or 0) < 400 and error_body)):
             outcome = "error_event"
         self.finished = Observed(
