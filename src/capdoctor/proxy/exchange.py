@@ -6,10 +6,10 @@ version from the User-Agent), for which model (the JSON body's `model`, or the p
 `/models/X:generateContent`, Azure's `/deployments/X/`), the status, request ids, rate-limit and `retry-after`
 headers, time to first byte and in all, how the body ended, for a failure only the provider's error text
 (an error body's first `MAX_ERROR_BYTES`, or a stream's error event), and for a client that gave up before any
-answer how long the upstream had been silent (`gave_up`). The prompt is read only for its model
-name and whether it asks for a stream; the completion only for error events. Nothing here is stored or printed: `recording` classifies,
-redacts and bounds what it keeps. `secrets` carries the request's credential values, in memory only, so
-that redaction can remove them exactly. Pure: no I/O, no aiohttp, no clock (times are passed in).
+answer how long the upstream had been silent (`gave_up`). The prompt is read only for its model name and
+whether it asks for a stream; the completion only for error events. Nothing here is stored or printed:
+`recording` classifies, redacts and bounds what it keeps. `secrets` carries the request's credential values, in
+memory only, so that redaction can remove them exactly. Pure: no I/O, no aiohttp, no clock (times are passed in).
 """
 
 from __future__ import annotations
