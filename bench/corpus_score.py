@@ -37,12 +37,13 @@ TUNING = (
     "tune12",
     "tune13",
     "tune14",
+    "tune15",
 )
 """The sets that may be read while tuning; `holdout` is the other half of the split. Each later set was scored
 once by the engine as it stood before it was tuned on (`tune7` by the seventh round's, `tune8` … `tune11` by
 the eighth's as it stood, `tune12` and `tune13` by the ninth's, `tune14` with its held-out half `holdout14` by the
 tenth's); every one of them has been tuned on since."""
-HELD_OUT = ("holdout", "holdout14")
+HELD_OUT = ("holdout", "holdout14", "holdout15")
 """The held-out halves: `holdout` (the first split) and `holdout14` (the fourteenth batch's other half): scored,
 never read, their misses never listed."""
 HALVES = (*TUNING, *HELD_OUT)
