@@ -126,11 +126,6 @@ def load(info: CheckInfo) -> Check:
     return check
 
 
-def all_checks() -> list[Check]:
-    """Every built-in check, instantiated, in stage order."""
-    return [load(info) for info in sorted(BUILTIN, key=lambda i: i.stage)]
-
-
 def selected_infos(
     only: list[str] | None = None, skip: list[str] | None = None, only_source: str = "--only"
 ) -> list[CheckInfo]:

@@ -65,13 +65,6 @@ def models_reserve(options: Any) -> int:
 
 
 @dataclass
-class Spent:
-    """What the budget refused one check: requests not sent (the check adds what it had planned)."""
-
-    refused: int = 0
-
-
-@dataclass
 class RunBudget:
     """The run-wide cap on provider requests and output tokens; thread-safe (one lock, tiny critical sections).
 

@@ -39,22 +39,9 @@ from capdoctor.model import (
 )
 from capdoctor.target.clientuse import ClientInUse
 from capdoctor.text import stamp as _stamp
-from capdoctor.verdict.advice import CAUSE_TEXT, STEP_TOPICS, CauseText, dedupe, fit_step, measured, steps_for, summary
+from capdoctor.verdict.advice import CAUSE_TEXT, CauseText, dedupe, fit_step, measured, steps_for, summary
 from capdoctor.verdict.calibration import calibrate
-from capdoctor.verdict.weighing import PER_CHECK_CAP, WEIGHTS, CauseFacts, score, weigh, weight
-
-__all__ = [
-    "CAUSE_TEXT",
-    "PER_CHECK_CAP",
-    "STEP_TOPICS",
-    "WEIGHTS",
-    "CauseText",
-    "Gap",
-    "coverage_gaps",
-    "decide",
-    "fit_step",
-    "score",
-]
+from capdoctor.verdict.weighing import CauseFacts, weigh, weight
 
 CONFIDENCE_SCALE = 2.5
 """Evidence weight at which the raw measure reaches 1 - 1/e (~0.63) before the share is applied."""

@@ -34,7 +34,6 @@ from capdoctor.watch.records import RoundRecord
 VERDICTS: tuple[str, ...] = (*(c.value for c in Cause), NONE, INCONCLUSIVE)
 """Every value `capdoctor_verdict{cause}` takes; all are exported each round (one at 1)."""
 
-OUTCOMES = ("ok", "error")
 CAUSES: frozenset[str] = frozenset(c.value for c in Cause)
 NO_CAUSE = "none"
 UNKNOWN = "unknown"
