@@ -1,16 +1,11 @@
 """The `hardware` check: local model servers, GPU memory (NVML), unified memory (Apple) and RAM/swap.
 
-Contract: finds local runtimes on loopback (Ollama, LM Studio, vLLM, llama.cpp, TGI) and which one the
-target points at; reads RAM and swap (psutil, always available), NVIDIA GPUs through NVML (each call
-wrapped; no driver is reported, not an error) and the Apple GPU working-set limit. Findings are hardware
-evidence: a load that fails for memory, a model partly offloaded to CPU, memory or GPU memory nearly
-exhausted, heavy swapping, another process holding the GPU. When the target is not local, every finding
-is `context` (local hardware cannot explain a cloud provider's error). Thresholds are data below.
-A server's error text is read by the one signature table (`capdoctor.classifier.signatures`, hardware rows), which
-also gives the finding its remedy and the memory kind. Each finding carries only the remedy specific to it:
-the verdict appends the generic hardware steps (smaller quantization, shorter context, free the GPU).
-Must not generate tokens (the Ollama load probe is an empty chat), probe non-loopback hosts, keep its own
-error-text table, or raise.
+Contract: finds local runtimes on loopback and which one the target points at; reads RAM and swap (psutil),
+NVIDIA GPUs through NVML (no driver is reported, not an error) and the Apple GPU working-set limit. When the
+target is not local every finding is `context`: local hardware cannot explain a cloud provider's error. A
+server's error text is read by the one signature table (hardware rows), which gives the remedy and memory kind;
+the verdict appends the generic hardware steps. Must not generate tokens (the Ollama load probe is an empty
+chat), probe non-loopback hosts, keep its own error-text table, or raise.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """What every provider adapter knows, and the shapes they share: requests to send, errors and events read.
 
-Contract: one provider = one adapter class in one module, and that class is the only place capdoctor writes
-down what it knows about the provider: its hosts, key variables and key prefixes, base-URL and model
-variables, wire APIs, rate-limit header spellings (`HeaderFamily`), status page (`StatusPage`), model list,
-light models, the coding client's switch command, and the words that name it in a log. Discovery, the
-status and quota checks, the rate-limit parser, the models rules, the client checks and the log scanner read
-these attributes through `capdoctor.providers.catalog`; none of them keeps a per-provider table of its own.
+Contract: one provider = one adapter class in one module, the only place capdoctor writes down what it knows
+about the provider (hosts, key and base-URL variables, key prefixes, wire APIs, rate-limit headers
+(`HeaderFamily`), status page (`StatusPage`), light models, the client's switch command, its words in a log).
+Everything else reads these attributes through `capdoctor.providers.catalog`; no per-provider table elsewhere.
 
-An adapter is data plus small pure functions. It builds `ProbeRequest`s (cheapest first: the model list,
-then the smallest valid generation) and reads what comes back (`read_body`, `read_event`) into an
-`Outcome`: output seen, a failure with the provider's own code/type/message, or nothing decisive yet.
-Adapters never do I/O, never classify causes (that is `capdoctor.classifier.signatures`), and never hold a key
-beyond putting it into the request headers they return.
+An adapter is data plus small pure functions: it builds `ProbeRequest`s (cheapest first) and reads what comes
+back (`read_body`, `read_event`) into an `Outcome`. Adapters never do I/O, never classify causes (that is
+`capdoctor.classifier.signatures`), and never hold a key beyond the request headers they return.
 """
 
 from __future__ import annotations
