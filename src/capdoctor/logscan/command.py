@@ -1,14 +1,10 @@
 """`capdoctor logs PATH...`: scan logs, judge from them alone, print JSON or the terminal view.
 
-The command glue around the scanner package (`capdoctor.logscan` stays the scanner; the views are
-`capdoctor.render`).
-
-Contract: `run_logs(...)` is the one pipeline (expand → scan → patterns → findings → verdict → document)
-shared by the command and the `logs` check; `logs_command(...)` adds argument checks and output, and
-returns the exit code (2 with one clear line on `err` for a missing path or a bad `--since`, and when none of
-the named inputs could be read — one line per input saying why; inputs that cannot be read next to ones that
-can are a warning line each; otherwise `exitcodes.for_verdict`). It never prints a traceback for bad input
-and never prints a secret: documents are redacted in `findings.py`.
+Contract: `run_logs(...)` is the one pipeline (expand → scan → patterns → findings → verdict → document) shared
+by the command and the `logs` check; `logs_command(...)` adds argument checks and output and returns the exit
+code: 2 with one line on `err` for a missing path, a bad `--since`, or when none of the named inputs could be
+read (unreadable ones beside readable ones are a warning line each); otherwise `exitcodes.for_verdict`. It
+never prints a traceback for bad input, nor a secret: documents are redacted in `findings.py`.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Proxy environment variables: what Python clients (urllib, httpx) will actually do with them.
 
-Contract: pure functions over an env *mapping* (the caller passes `ctx.env`; this module never reads
-`os.environ`). It mirrors CPython's `urllib.request.getproxies_environment()` (lowercase names win; an empty
-lowercase variable *deletes* the uppercase one) and httpx 0.28's `get_environment_proxies()` + `URLPattern`
-(`NO_PROXY` rules, most specific mount wins, `*` disables every proxy), then names the misconfigurations that
-break a client before any packet leaves (schemes httpx rejects, SOCKS without `socksio`).
-It must not do I/O, import httpx, or return a proxy URL with credentials in it unless asked for the raw value
-(`effective_proxy` returns the raw URL so a probe can use it; everything meant for output goes through
-`capdoctor.redact.redact_url`).
+Contract: pure functions over an env *mapping* (never `os.environ`). It mirrors CPython's
+`urllib.request.getproxies_environment()` (lowercase names win; an empty lowercase variable *deletes* the
+uppercase one) and httpx 0.28's `get_environment_proxies()` + `URLPattern` (`NO_PROXY` rules, most specific
+mount wins, `*` disables every proxy), then names the mistakes that break a client before any packet leaves.
+No I/O, no httpx; only `effective_proxy` returns a raw URL (for a probe): output goes through `redact_url`.
 """
 
 from __future__ import annotations
