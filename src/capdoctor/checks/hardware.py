@@ -11,6 +11,7 @@ chat), probe non-loopback hosts, keep its own error-text table, or raise.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from capdoctor.checks.base import Need
@@ -212,7 +213,7 @@ class HardwareCheck(Registered, check_id="hardware"):
             summary, details = f"{summary} ({note})", [*details, f"run budget: {note}"]
         data = {
             "servers": [self._server_data(s) for s in servers],
-            "memory": self._memory_data(mem),
+            "memory": None if mem is None else asdict(mem),
             "gpu": self._gpu_data(gpus),
             "apple": None if apple is None else {"ram": apple.ram, "gpu_limit": apple.limit, "source": apple.source},
             "target_is_local": local_target,
@@ -369,13 +370,8 @@ class HardwareCheck(Registered, check_id="hardware"):
 
     @staticmethod
     def _as_context(f: Finding) -> Finding:
-        return Finding(
-            f.cause,
-            Strength.CONTEXT,
-            f.message + " (context only: the target is not served by a local model runtime)",
-            f.data,
-            f.next_steps,
-        )
+        note = " (context only: the target is not served by a local model runtime)"
+        return replace(f, strength=Strength.CONTEXT, message=f.message + note)
 
     @staticmethod
     def _summary(
@@ -415,17 +411,6 @@ class HardwareCheck(Registered, check_id="hardware"):
                 for m in s.models
             ],
             "models": s.available_models,
-        }
-
-    @staticmethod
-    def _memory_data(mem: MemoryFacts | None) -> dict[str, Any] | None:
-        if mem is None:
-            return None
-        return {
-            "total": mem.total,
-            "available": mem.available,
-            "swap_total": mem.swap_total,
-            "swap_used": mem.swap_used,
         }
 
     @staticmethod

@@ -49,14 +49,7 @@ class Evidence:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of one `evidence[]` entry."""
-        return {
-            "signature": self.signature,
-            "cause": self.cause,
-            "layer": self.layer,
-            "strength": self.strength,
-            "excerpt": self.excerpt,
-            "title": self.title,
-        }
+        return {k: v for k, v in vars(self).items() if k != "count"}
 
 
 @dataclass(frozen=True)

@@ -142,15 +142,7 @@ class Window:
 
     def to_dict(self) -> dict[str, object]:
         """JSON shape for check data."""
-        return {
-            "family": self.family,
-            "name": self.name,
-            "limit": self.limit,
-            "remaining": self.remaining,
-            "reset_s": None if self.reset_s is None else round(self.reset_s, 3),
-            "used_percent": self.used_percent,
-            "unknown": self.unknown,
-        }
+        return vars(self) | {"reset_s": None if self.reset_s is None else round(self.reset_s, 3)}
 
 
 def _num(value: str | None) -> float | None:

@@ -55,18 +55,7 @@ class AttemptRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape in `history --json` (`origin` is bookkeeping and stays out)."""
-        return {
-            "at": self.at,
-            "model": self.model,
-            "role": self.role,
-            "ok": self.ok,
-            "status": self.status,
-            "kind": self.kind,
-            "signature": self.signature,
-            "cause": self.cause,
-            "latency_ms": self.latency_ms,
-            "request_id": self.request_id,
-        }
+        return {k: v for k, v in vars(self).items() if k != "origin"}
 
 
 @dataclass(frozen=True)
@@ -95,21 +84,7 @@ class ExchangeRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of an exchange (the store keeps the mappings as JSON text)."""
-        return {
-            "method": self.method,
-            "path": self.path,
-            "upstream": self.upstream,
-            "client": self.client,
-            "client_version": self.client_version,
-            "stream": self.stream,
-            "outcome": self.outcome,
-            "bytes": self.bytes,
-            "ttfb_ms": self.ttfb_ms,
-            "total_ms": self.total_ms,
-            "request_ids": dict(self.request_ids),
-            "ratelimit": dict(self.ratelimit),
-            "error_text": self.error_text,
-        }
+        return vars(self) | {"request_ids": dict(self.request_ids), "ratelimit": dict(self.ratelimit)}
 
 
 @dataclass(frozen=True)
