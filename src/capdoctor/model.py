@@ -68,11 +68,9 @@ class NextStep:
 class Finding:
     """One piece of evidence for (or against) a cause.
 
-    `data` holds structured facts (status codes, header values, timings, request ids, signature ids) so that
-    reports and the verdict can use them without parsing `message`. Well-known keys: `status`,
-    `signature`, `request_id`, `cf_ray`, `model`, `path`, `retry_after_s`.
-    `next_steps` are remedies specific to this finding (e.g. "unset ALL_PROXY"); the verdict puts them
-    before the generic steps for the winning cause.
+    `data` holds structured facts (`status`, `signature`, `request_id`, `model`, `retry_after_s`…) so that
+    reports and the verdict need not parse `message`. `next_steps` are remedies specific to this finding
+    ("unset ALL_PROXY"); the verdict puts them before the generic steps for the winning cause.
     """
 
     cause: Cause
@@ -151,15 +149,10 @@ class Contributing:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of one `verdict.also[]` entry."""
-        return {
-            "cause": self.cause,
+        return vars(self) | {
             "confidence": round(self.confidence, 3),
-            "summary": self.summary,
             "evidence": list(self.evidence),
             "next_steps": [s.to_dict() for s in self.next_steps],
-            "count": self.count,
-            "first": self.first,
-            "last": self.last,
         }
 
 

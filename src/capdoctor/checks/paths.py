@@ -180,11 +180,9 @@ def assess(
     """The findings for measured paths. Pure: table-driven tests feed it hand-made rows. `simulated`: a demo,
     whose reference is the simulator (its reachability says nothing about this machine's internet).
 
-    Rules: the client path failing while another works is strong network evidence naming the path to use;
-    every path failing at connection level is strong network evidence (with the reference telling "no
-    internet" from "provider unreachable"); an HTML page where JSON was expected (captive portal, proxy error
-    page, block page) is strong; a phase far slower than on the other paths is a weak warning with numbers;
-    a reference failure while the provider answers is context only.
+    Rules: the client path failing while another works, every path failing at connection level, and an HTML
+    page where JSON was expected are strong network evidence; a phase far slower than on the other paths is
+    weak; a reference failure while the provider answers is context only.
     """
     client = {r.name: r for r in rows}.get(client_name)
     if client is None:

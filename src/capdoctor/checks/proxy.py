@@ -296,10 +296,8 @@ RULES: tuple[Callable[[Facts], list[Finding]], ...] = (
 def assess(facts: Facts) -> list[Finding]:
     """The findings for gathered facts. Pure.
 
-    Weights: a dead local proxy and total TLS interception break every request (strong); partial
-    interception breaks clients that use the public CA bundle (moderate); TUN capturing the provider's
-    traffic and fake-IP DNS are weak network evidence (they often work fine: other checks decide); the mere
-    presence of proxies, tunnels and proxy processes is context.
+    Weights: a dead local proxy and total TLS interception break every request (strong); partial interception
+    (moderate); TUN capturing the provider's traffic and fake-IP DNS often work fine (weak); mere presence is context.
     """
     return [finding for rule in RULES for finding in rule(facts)]
 

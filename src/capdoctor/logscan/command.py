@@ -102,10 +102,8 @@ def logs_command(
 ) -> int:
     """Run `capdoctor logs` and return its exit code (see the module docstring).
 
-    With `into`, the dated error events also go into that history database (`capdoctor history` reads it);
-    an unusable database is a usage error raised before anything is scanned. With `report`, the same support
-    ticket as `diagnose --report` is written from the logs alone (.md, .json or .html; `-` prints the Markdown):
-    the verdict, every cause present, the incidents with their times and the request ids.
+    With `into`, the dated error events also go into that history database (an unusable one is a usage error
+    before anything is scanned); with `report`, the `diagnose --report` ticket is written from the logs alone.
     """
     from capdoctor.cli.exitcodes import ExitCode, for_verdict
     from capdoctor.errors import UsageError

@@ -63,11 +63,9 @@ class ProbeRequest:
 class HeaderFamily:
     """How one provider spells its rate-limit headers, as data for `capdoctor.probes.ratelimit`.
 
-    `template` builds a header name from a field and a window: `x-ratelimit-{field}-{window}` (OpenAI),
-    `anthropic-ratelimit-{window}-{field}` (Anthropic), `x-ratelimit-{field}` (one window, OpenRouter).
-    `fields` pairs what capdoctor reads (`limit`, `remaining`, `reset`, `used_percent`, `reset_after`) with the
-    provider's word for it; `reset_format` says how `reset` is written: `duration` (Go-style `6m0s`) or
-    `instant` (RFC 3339, HTTP-date or epoch). `reset_after` is always plain seconds.
+    `template` builds a header name from a field and a window (`anthropic-ratelimit-{window}-{field}`); `fields`
+    pairs what capdoctor reads (`limit`, `remaining`, `reset`, …) with the provider's word for it; `reset_format`
+    is `duration` (Go-style `6m0s`) or `instant` (RFC 3339, HTTP-date or epoch). `reset_after` is plain seconds.
     """
 
     name: str

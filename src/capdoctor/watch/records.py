@@ -34,11 +34,9 @@ _KIND_RE = re.compile(r"[^a-z0-9]+")
 class AttemptRecord:
     """One request of a round (or one error line of a log): what was asked, what came back, when.
 
-    `at` is Unix seconds: for a live attempt, when the provider answered (the row's `time`, from the
-    response's Date header) where that lies within the round, else the round's start — rounds last seconds,
-    history works in hours, and a proxy's wrong clock must not move an attempt to another hour. `origin`
-    identifies an imported log line (`path|offset|time|signature`) so that importing the same log twice
-    adds nothing; live attempts have none.
+    `at` is Unix seconds: when the provider answered (its Date header) where that lies within the round, else
+    the round's start, so a proxy's wrong clock cannot move an attempt to another hour. `origin` identifies an
+    imported log line (`path|offset|time|signature`) so that importing the same log twice adds nothing.
     """
 
     at: float
@@ -62,10 +60,9 @@ class AttemptRecord:
 class ExchangeRecord:
     """What `capdoctor proxy` keeps of one exchange beyond its attempt: never the prompt or the completion.
 
-    `client`/`client_version` come from the User-Agent; `request_ids` maps a header (`x-request-id`,
-    `request-id`, `cf-ray`) to its value; `ratelimit` holds the rate-limit and `retry-after` headers as sent;
-    `outcome` is how the body ended (`completed`, `error_event`, `cut`, `cancelled`, `upstream_failed`);
-    `bytes` what reached the client; `error_text` the provider's words for a failure, redacted and bounded.
+    `client`/`client_version` come from the User-Agent; `request_ids` and `ratelimit` hold those headers as
+    sent; `outcome` is how the body ended (`completed`, `error_event`, `cut`, `cancelled`, `upstream_failed`);
+    `error_text` is the provider's words for a failure, redacted and bounded.
     """
 
     method: str
