@@ -37,9 +37,8 @@ class Status(str, Enum):
 class Strength(str, Enum):
     """How much a finding weighs for (or against) its cause.
 
-    `context` is recorded and shown but weighs nothing (e.g. local GPU facts when the target is a cloud API);
-    `against` argues that the cause is *not* the one (e.g. healthy quota headroom argues against quota).
-    The numeric weights live in `verdict/weighing.py`, as data.
+    `context` is shown but weighs nothing (local GPU facts when the target is a cloud API); `against` argues that
+    the cause is *not* the one (healthy quota headroom against quota). The weights are `verdict/weighing.py`'s.
     """
 
     STRONG = "strong"
@@ -160,9 +159,8 @@ class Contributing:
 class Verdict:
     """The outcome of `verdict.decide`: the primary cause, how sure, why, what to do, and what else is present.
 
-    `cause` is the cause that explains most of what the user sees now; `also` lists every other cause the
-    evidence supports, strongest first (a quota hit beside an intermittent capacity problem). `inconclusive`
-    is for evidence that truly conflicts, not for two causes that are both present.
+    `also` lists every other cause the evidence supports, strongest first; `inconclusive` is for evidence that
+    truly conflicts, not for two causes that are both present.
     """
 
     cause: VerdictCause

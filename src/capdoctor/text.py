@@ -87,8 +87,7 @@ def one_line(text: str) -> str:
 def shorten(text: str, width: int, placeholder: str = ELLIPSIS) -> str:
     """`text` cut to at most `width` characters at a word boundary, ending with `placeholder`.
 
-    A text without a space in its second half (one long URL or token) is cut at `width` all the same:
-    there is no word boundary to keep.
+    A text without a space in its second half (one long URL or token) is cut at `width` all the same.
     """
     if len(text) <= width:
         return text

@@ -30,9 +30,8 @@ SOCKS_SCHEMES = frozenset({"socks5", "socks5h"})
 class EnvProxy:
     """The proxy settings a Python client derives from the environment.
 
-    `proxies` maps a key (`http`, `https`, `all`, `no`) to the effective raw value; `sources` maps the same key
-    to the variable name that supplied it; `variables` lists every `*_proxy` variable present (value
-    redacted, empty ones kept as "" because an empty lowercase variable matters).
+    `proxies` maps a key (`http`, `https`, `all`, `no`) to the effective raw value, `sources` to the variable that
+    supplied it; `variables` lists every `*_proxy` variable, redacted, empty ones kept (an empty lowercase one matters).
     """
 
     proxies: Mapping[str, str]

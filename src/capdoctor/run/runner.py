@@ -176,8 +176,8 @@ def run_checks(
 ) -> list[CheckResult]:
     """Run `checks` concurrently under `ctx.deadline` and return one result per check, in stage order.
 
-    A check starts as soon as every check named in its `after` that is part of this run has finished.
-    Results are added to `ctx.results` as they arrive so that dependants can read them.
+    A check starts once every check of this run named in its `after` has finished; results go into
+    `ctx.results` as they arrive.
     """
     run = _Run(checks, ctx, observer or NullObserver())
     with run.done:

@@ -126,8 +126,8 @@ def _at(file: str, text: str, key: str) -> str:
 def value_problem(key: str, value: str) -> str | None:
     """Why `value` cannot be the target's `key` (`is empty`, `contains a line feed`, …), or None.
 
-    The same rule for every source: what a flag, capdoctor.toml or a variable gives is refused with it
-    (exit 2), what a client's file gives is left out and reported (see the module docstring).
+    What a flag, capdoctor.toml or a variable gives is refused with it (exit 2); what a client's file gives is
+    left out and reported.
     """
     if key == "base_url":
         return url_problem(value)

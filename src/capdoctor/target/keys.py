@@ -25,9 +25,8 @@ TEMPLATE_MARKERS = ("${", "$(", "{{")
 class KeyFacts:
     """What capdoctor knows about the target's key, never its value.
 
-    `variable` is the variable the key is read from (None when nothing named one and none is set);
-    `candidates` the provider's own variables; `state` one of `set`, `unset`, `empty`, `whitespace`;
-    `family`/`prefix` the provider whose key prefix the key starts with (None when unknown).
+    `variable` is the variable the key is read from (None when nothing named one and none is set); `state` is
+    `set`, `unset`, `empty` or `whitespace`; `family`/`prefix` the provider whose key prefix it starts with.
     """
 
     provider: str

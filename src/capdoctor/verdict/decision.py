@@ -78,8 +78,7 @@ NONE_FLOOR = 0.4
 class Gap:
     """Something a run did not test: which check, what, why, which causes it leaves open, how much it weighs.
 
-    `decisive` marks a gap that the question cannot be answered without (the model's generation was never
-    probed): then "no problem" is not said at all.
+    `decisive`: the question cannot be answered without it (generation never probed); "no problem" is not said.
     """
 
     check: str

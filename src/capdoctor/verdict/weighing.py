@@ -72,10 +72,9 @@ def _when(value: Any) -> datetime | None:
 class CauseFacts:
     """Everything the findings say about one cause: its weight before the rules and its occurrences.
 
-    `count` is the number of dated or undated occurrences the findings counted (0: measured, not counted);
-    `weighed_count` leaves out the words layer's readings (the same vocabulary seen often is still only
-    vocabulary); `recovered` is how many occurrences were followed by a completed request; `holds_now` says the
-    evidence ends on this cause with nothing completing after it.
+    `count` is the occurrences the findings counted (0: measured, not counted); `weighed_count` leaves out the
+    words layer's readings (vocabulary seen often is still only vocabulary); `recovered` counts those followed by
+    a completed request; `holds_now`: the evidence ends on this cause with nothing completing after it.
     """
 
     cause: str

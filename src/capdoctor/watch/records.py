@@ -208,8 +208,7 @@ def round_of(
 def log_round(events: Sequence[Any], verdict: Verdict) -> tuple[RoundRecord | None, int]:
     """One `logs` round from scanner events with a time (None when none has one), and how many had none.
 
-    Each dated event becomes a failed attempt at its own time, keyed by where it was read (stdin excepted)
-    so that a second import of the same file adds nothing.
+    Each dated event becomes a failed attempt keyed by where it was read, so a second import adds nothing.
     """
     dated = [e for e in events if e.ts is not None]
     attempts = tuple(

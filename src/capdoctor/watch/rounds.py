@@ -112,8 +112,7 @@ def watch(
 ) -> int:
     """Run rounds every `interval_s` seconds until `count` rounds are recorded or a stop; returns the count.
 
-    Rounds start on a fixed schedule (a slow round shortens the wait after it; a round that overruns the
-    interval makes the next one start at once, never two at a time).
+    Rounds start on a fixed schedule: a round that overruns the interval makes the next start at once, never two.
     """
     req = round_request(request)
     done = 0

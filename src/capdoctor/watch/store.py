@@ -255,8 +255,7 @@ class Store:
     ) -> int:
         """Write `rnd` and prune what is older than the retention, in one transaction; returns attempts added.
 
-        Attempts with an `origin` already stored (a log line imported before) are skipped; a log round that
-        adds nothing leaves no round behind.
+        Attempts with an `origin` already stored are skipped; a log round that adds nothing leaves no round.
         """
         return self.record_many((rnd,), retention_days, now)
 
