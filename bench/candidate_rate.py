@@ -26,21 +26,26 @@ from logscan import LINES, ordinary_kind
 
 
 def judged(line: str) -> bool:
-    """Whether `capdoctor logs` judges the one-line record `line`: it holds one of the selective literals
-    (`Engine.selective`), or a literal of the engine and its level is not a quiet one (`Engine.quiet_level`)."""
-    from capdoctor.classifier.signatures import engine
-    from capdoctor.logscan.prefilter import prefilter_for, scan_literals
+    """Whether `capdoctor logs` judges the one-line record `line`: it holds one of the engine's literals and the
+    file scanner does not set it aside as chatter (`FileScanner._chatter`, asked here directly)."""
+    from capdoctor.logscan.filescan import FileScanner
+    from capdoctor.logscan.prefilter import prefilter_for
+    from capdoctor.logscan.results import ScanOptions, ScanResult
 
-    pf, chosen = prefilter_for(None), scan_literals()
+    pf = prefilter_for(None)
     raw = line.encode("utf-8")
     ends, ids = pf.hits(raw)
     if not ends:
         return False
     if ids is None:
         return True
-    if any(chosen.selective[i] for i in pf.complete(ids, raw)) or prefilter_for(None, extra=True).hits(raw)[0]:
-        return True
-    return not engine().quiet_level(line)
+    scanner = FileScanner(pf, ScanOptions(), "-", ScanResult())
+    if scanner.extra is not None and hasattr(scanner, "_extra_ids"):  # (another checkout: ends only)
+        scanner._extra_ends, extra_ids = scanner.extra.hits(raw)
+        scanner._extra_ids = extra_ids or []
+    elif scanner.extra is not None:
+        scanner._extra_ends = scanner.extra.hits(raw)[0]
+    return not scanner._chatter(raw, ids, ends, 0, len(raw))
 
 
 def main() -> int:

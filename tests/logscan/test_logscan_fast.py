@@ -862,3 +862,24 @@ def test_every_match_holds_a_selective_literal() -> None:
             assert any(lit in low for lit in chosen), (text, [m.signature.id for m in found])
             checked += 1
     assert checked > 500
+
+
+def test_a_match_on_confirmable_literals_alone_is_confirmed() -> None:
+    """What dropping a quiet line that holds only confirmable literals relies on: wherever a row or spelling
+    matches a text (every row example and corpus text) and the selective literals it holds are all ones a match
+    must confirm (`Engine.confirm`), `Engine.confirms` says so."""
+    eng = classifier()
+    chosen, confirm = eng.selective, eng.confirm
+    checked = 0
+    for text in [*_examples(), *_corpus_texts()]:
+        if not text.isascii() or "\\u" in text:
+            continue
+        low = text.lower()
+        held = [lit for lit in chosen if lit in low]
+        if not held or any(lit not in confirm for lit in held):
+            continue
+        found = [m for m in classify(text, origin="log") if m.signature.layer.value != "words"]
+        if found:
+            assert eng.confirms(text, held), (text, [m.signature.id for m in found])
+            checked += 1
+    assert checked > 200

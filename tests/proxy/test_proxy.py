@@ -178,18 +178,47 @@ def test_a_cut_stream_is_cut_for_the_client_too(sim: Any, tmp_path: Path) -> Non
     assert rnd.attempts[0].cause == "network"
 
 
-def test_an_upstream_that_does_not_answer_gets_the_proxys_own_502(tmp_path: Path) -> None:
+def test_an_upstream_that_refuses_gets_the_clients_connection_reset(tmp_path: Path) -> None:
     from tests.conftest import free_port
 
     dead = f"http://127.0.0.1:{free_port()}"
     with running_proxy([dead], tmp_path / "h.sqlite3") as proxy:
-        got = httpx.post(proxy.url + "/v1/chat/completions", json=CHAT)
+        with pytest.raises(httpx.ReadError) as got:  # no answer of the proxy's own: the connection is reset
+            httpx.post(proxy.url + "/v1/chat/completions", json=CHAT)
         proxy.close()
-    assert got.status_code == 502 and "capdoctor proxy" in got.json()["error"]["message"]
+    assert "Connection reset" in str(got.value)
     ((rnd, ex),) = _exchanges(tmp_path / "h.sqlite3")
     assert ex.outcome == "upstream_failed" and rnd.attempts[0].kind == "refused"
     assert rnd.attempts[0].cause == "network"
     assert rnd.attempts[0].signature  # the engine's row for the refusal: history weighs it as a log's
+    assert _history(tmp_path / "h.sqlite3")["verdict"]["cause"] == "network"
+
+
+@pytest.mark.scenario("reset")
+def test_an_upstream_reset_reaches_the_client_as_a_reset(sim: Any, tmp_path: Path) -> None:
+    with running_proxy([sim.url], tmp_path / "h.sqlite3") as proxy:
+        with pytest.raises(httpx.ReadError) as direct:
+            httpx.post(sim.url + "/v1/chat/completions", json=CHAT, headers=OPENAI_HEADERS)
+        with pytest.raises(httpx.ReadError) as got:
+            httpx.post(proxy.url + "/v1/chat/completions", json=CHAT, headers=OPENAI_HEADERS)
+        proxy.close()
+    assert str(got.value) == str(direct.value)  # [Errno 104] Connection reset by peer, both ways
+    ((rnd, ex),) = _exchanges(tmp_path / "h.sqlite3")
+    assert ex.outcome == "upstream_failed" and rnd.attempts[0].kind == "reset"
+    assert rnd.attempts[0].cause == "network"
+
+
+@pytest.mark.scenario("blackhole")
+def test_a_client_that_gives_up_on_a_silent_upstream_records_the_silence(sim: Any, tmp_path: Path) -> None:
+    # the client's timeout (3 s) is past GAVE_UP_SILENCE_S: the proxy measured an upstream silent that long
+    with running_proxy([sim.url], tmp_path / "h.sqlite3") as proxy:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(proxy.url + "/v1/responses", json={**CHAT, "stream": True}, headers=OPENAI_HEADERS, timeout=3)
+        proxy.close()
+    ((rnd, ex),) = _exchanges(tmp_path / "h.sqlite3")
+    assert ex.outcome == "cancelled" and ex.ttfb_ms is None
+    assert (rnd.attempts[0].cause, rnd.attempts[0].kind) == ("network", "timeout") and rnd.attempts[0].signature
+    assert ex.error_text and "no byte from" in ex.error_text and "before the client gave up" in ex.error_text
     assert _history(tmp_path / "h.sqlite3")["verdict"]["cause"] == "network"
 
 
@@ -449,10 +478,10 @@ def test_a_stream_that_outlasts_the_drain_is_cancelled_and_the_proxy_exits_0(tmp
     assert ex.outcome == "cancelled"
 
 
-def _watched(*chunks: bytes) -> Any:
+def _watch(stream_asked: bool = True) -> Any:
     from capdoctor.proxy.exchange import Watch
 
-    watch = Watch(
+    return Watch(
         started=0.0,
         t0=0.0,
         method="POST",
@@ -464,7 +493,12 @@ def _watched(*chunks: bytes) -> Any:
         user_agent="OpenAI/Python 2.0.0",
         model="gpt-5.5",
         secrets=(),
+        stream_asked=stream_asked,
     )
+
+
+def _watched(*chunks: bytes) -> Any:
+    watch = _watch()
     watch.response(200, [("content-type", "text/event-stream")], 0.01, path_streams=False)
     for chunk in chunks:
         watch.chunk(chunk)
@@ -482,3 +516,26 @@ def _watched(*chunks: bytes) -> Any:
 def test_a_client_that_hangs_up_after_the_last_event_completed_the_exchange(last: bytes, outcome: str) -> None:
     delta = b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'
     assert _watched(delta, last).finish("cancelled", 0.02).outcome == outcome
+
+
+@pytest.mark.parametrize(
+    ("connected", "stream_asked", "gave_up_at", "cause", "said"),
+    [
+        (0.01, True, 0.3, None, None),  # a Ctrl-C after 0.3 s: nothing measured names a cause
+        (0.01, True, 15.0, "network", "no byte from http://127.0.0.1:1 in 15.0 s before the client gave up"),
+        (None, True, 2.0, "network", "http://127.0.0.1:1 accepted no connection in 2.0 s before the client gave up"),
+        (None, False, 2.0, "network", "accepted no connection in 2.0 s"),
+        (0.01, False, 15.0, None, None),  # not a stream: the status line comes once the completion is written
+    ],
+)
+def test_a_client_that_gave_up_before_any_answer_leaves_what_was_measured(
+    connected: Any, stream_asked: bool, gave_up_at: float, cause: Any, said: Any
+) -> None:
+    from capdoctor.proxy.recording import judge
+
+    watch = _watch(stream_asked)
+    watch.connected = connected
+    rnd = judge(watch.finish("cancelled", gave_up_at))
+    assert rnd.exchange is not None and rnd.exchange.outcome == "cancelled"
+    assert rnd.attempts[0].cause == cause and not rnd.attempts[0].ok
+    assert (said is None and rnd.exchange.error_text is None) or said in (rnd.exchange.error_text or "")

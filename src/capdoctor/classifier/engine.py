@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -80,6 +80,10 @@ class Match:
     def layer(self) -> Layer:
         """The layer that decided this match."""
         return self.signature.layer
+
+
+_Confirm = tuple[tuple[tuple[int, int], ...], tuple[int, ...]]
+"""What confirms a literal (`Engine.confirm`): the (text row, phrase index) pairs and the spellings behind it."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +203,8 @@ class Engine:
         self._units: tuple[tuple[tuple[str, int], ...], ...] = tuple(tuple(dict.fromkeys(u)) for u in units.values())
         self._index = {lit: i for i, lit in enumerate(self._literals)}
         self._finder_re: re.Pattern[str] | None = None
+        self._confirmers: dict[str, tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]] = {}
+        """What `confirms` runs for each literal, compiled on first use."""
 
     def _row(self, i: int) -> _Row:
         """Text row `i` compiled (once, on first use)."""
@@ -296,31 +302,87 @@ class Engine:
         `gates.rarity` at least MIN_RARITY), else its table literals; the names, codes and spellings' own
         literals (with the escaped forms of non-ASCII ones). A text holding none of them matches no row: only the
         words layer can still read it, and never on a line logged at a quiet level (`quiet_level`), so the log
-        scanner skips such lines without judging them. Not ids: `literals()` stays the one id space. Kept in the
-        build cache for the packaged tables (parsing every phrase costs ~0.2 s)."""
+        scanner skips such lines without judging them. Not ids: `literals()` stays the one id space."""
+        return self._selective_sets[0]
+
+    @property
+    def confirm(self) -> Mapping[str, tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]:
+        """The selective literals that only rows' phrases (their gates, or the table literals of a row whose gates
+        are too common to select: `_selective`) or access-log spellings (`not_after_request`) make selective,
+        each with the phrases (text row, phrase index) and spellings behind it. A quiet line holding these alone
+        is an error only if one of those phrases or spellings matches it (`confirms`): a 404 access line holds
+        " not found" and "404 Not Found", and judging every such line was most of the log scanner's candidates
+        on an agent's day."""
+        return self._selective_sets[1]
+
+    @cached_property
+    def _selective_sets(self) -> tuple[frozenset[str], dict[str, _Confirm]]:
+        """`selective` and `confirm`, kept in the build cache for the packaged tables (parsing every phrase costs
+        ~0.2 s)."""
         import marshal
         import sys
 
         from capdoctor.classifier import buildcache
 
         inputs = self._inputs()
-        key = buildcache.key(b"selective literals", sys.version.encode(), inputs) if inputs else b""
+        key = buildcache.key(b"selective literals 3", sys.version.encode(), inputs) if inputs else b""
         payload = buildcache.load("selective-literals", key) if key else None
         if payload is not None:
             try:
-                stored = marshal.loads(payload)
+                chosen, confirm = marshal.loads(payload)
+                return frozenset(chosen), {
+                    lit: (tuple((i, k) for i, k in phrases), tuple(sp)) for lit, (phrases, sp) in confirm.items()
+                }
             except (EOFError, ValueError, TypeError):
-                stored = None
-            if isinstance(stored, list) and all(isinstance(lit, str) for lit in stored):
-                return frozenset(stored)
-        made = {lit for sig in self._text_rows for lit in _selective(sig)}
-        made.update(lit.lower() for name in self._names for lit in name.names)
-        made.update(lit for sp in self.tables.spellings for lit in sp.literals)
-        made.update(form for lit in list(made) if (form := escaped(lit)))
-        made.discard("")
+                pass
+        made = self._make_selective()
         if key:
-            buildcache.store("selective-literals", key, marshal.dumps(sorted(made)))
-        return frozenset(made)
+            buildcache.store("selective-literals", key, marshal.dumps(([*sorted(made[0])], made[1])))
+        return made
+
+    def _make_selective(self) -> tuple[frozenset[str], dict[str, _Confirm]]:
+        sure: set[str] = set()
+        phrases: dict[str, list[tuple[int, int]]] = {}
+        for i, sig in enumerate(self._text_rows):
+            own, gated = _selective(sig)
+            sure.update(own)
+            for lit, k in gated:
+                phrases.setdefault(lit, []).append((i, k))
+        sure.update(lit.lower() for name in self._names for lit in name.names)
+        spellings: dict[str, list[int]] = {}
+        for j, sp in enumerate(self.tables.spellings):
+            for lit in sp.literals:
+                if sp.not_after_request:
+                    spellings.setdefault(lit, []).append(j)
+                else:
+                    sure.add(lit)
+        made = sure | set(phrases) | set(spellings)
+        sure.update(form for lit in list(made) if (form := escaped(lit)))
+        made.update(sure)
+        made.discard("")
+        confirm = {
+            lit: (tuple(dict.fromkeys(phrases.get(lit, ()))), tuple(spellings.get(lit, ())))
+            for lit in (set(phrases) | set(spellings)) - sure
+        }
+        return frozenset(made), confirm
+
+    def confirms(self, text: str, literals: Iterable[str]) -> bool:
+        """Whether a phrase or spelling behind the confirmable `literals` (`confirm`) matches `text`: a phrase
+        anywhere (its row's vetoes and `also` patterns are not tried: this may say yes where the row would not,
+        never the reverse), a spelling anywhere but after an access log's request line."""
+        reader = self.reader
+        for lit in literals:
+            found = self._confirmers.get(lit)
+            if found is None:
+                phrases, spellings = self.confirm[lit]
+                flags = re.IGNORECASE | re.DOTALL
+                made = tuple(compiled.pattern(ascii_words(self._text_rows[i].phrases[k]), flags) for i, k in phrases)
+                found = self._confirmers[lit] = (made, tuple(reader.pattern(j) for j in spellings))
+            if any(rx.search(text) for rx in found[0]):
+                return True
+            if any(not reader.after_request(text, m.start()) for rx in found[1] for m in rx.finditer(text)):
+                return True
+        return False
 
     def quiet_level(self, line: str, cut: bool = False) -> bool:
         """Whether a record whose first line is `line` is a program's chatter to the words layer (a level such as
@@ -612,15 +674,17 @@ class Engine:
         return Match(sig, score, excerpt)
 
 
-def _selective(sig: Signature) -> tuple[str, ...]:
-    """A text row's part of `Engine.selective`: its names, codes and phrase gates, else its table literals."""
+def _selective(sig: Signature) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+    """A text row's part of `Engine.selective`: its names and codes, which match it outright, and its phrase
+    gates, each with the phrase it gates, else (a gate too common to select) its table literals, each with every
+    phrase of the row; those `Engine.confirms` can still confirm."""
     from capdoctor.classifier.gates import rarity, required
 
     own = (*(n.lower() for n in sig.names), *(c.lower() for c in sig.codes))
     gates = [required(ascii_words(p), re.IGNORECASE | re.DOTALL, PREFILTER_SPELLINGS) for p in sig.phrases]
     if any(rarity(g) < MIN_RARITY for g in gates):
-        return (*own, *sig.literals)
-    return (*own, *(lit for gate in gates for lit in gate))
+        return own, tuple((lit, k) for lit in sig.literals for k in range(len(sig.phrases)))
+    return own, tuple((lit, k) for k, gate in enumerate(gates) for lit in gate)
 
 
 def _admitted(sig: Signature, status: int | None, fit: int | None, origin: str) -> bool:

@@ -61,7 +61,7 @@ class StatusReader:
         self._access_line_text = access_line
         self._error_words: re.Pattern[str] | bool | None = False
         self._access_line: re.Pattern[str] | bool | None = False
-        """The two context patterns, compiled on first use (`has_error_word`, `_after_request`)."""
+        """The two context patterns, compiled on first use (`has_error_word`, `after_request`)."""
 
     def read(self, text: str, ids: Collection[int] | None = None) -> StatusHit | None:
         """The first error status stated in `text` by the spellings `ids` (all when None), else None.
@@ -75,7 +75,7 @@ class StatusReader:
             sp = self.spellings[i]
             rx = self.pattern(i)
             for m in rx.finditer(text):
-                if sp.not_after_request and self._after_request(text, m.start()):
+                if sp.not_after_request and self.after_request(text, m.start()):
                     continue
                 if sp.needs_error_word:
                     if error_word is None:
@@ -98,7 +98,7 @@ class StatusReader:
         for i in range(len(self.spellings)):
             self.pattern(i)
         self.has_error_word("")
-        self._after_request("", 0)
+        self.after_request("", 0)
 
     def has_error_word(self, text: str) -> bool:
         """Whether `text` (its first MAX_READ characters) carries one of the tables' error words ("error",
@@ -108,7 +108,7 @@ class StatusReader:
             self._error_words = compiled.pattern(ascii_words(words), self._flags) if words else None
         return isinstance(self._error_words, re.Pattern) and self._error_words.search(text, 0, MAX_READ) is not None
 
-    def _after_request(self, text: str, pos: int) -> bool:
+    def after_request(self, text: str, pos: int) -> bool:
         """True when the status at `pos` follows an access log's request line (`"GET /x HTTP/1.1" 404 …`)."""
         if self._access_line is False:
             line = self._access_line_text

@@ -20,7 +20,7 @@ from capdoctor.classifier.signatures import engine as classifier
 from capdoctor.logscan import sources as src
 from capdoctor.logscan.facts import Facts, find_request_ids, judge
 from capdoctor.logscan.memo import RecordMemo
-from capdoctor.logscan.prefilter import Prefilter, prefilter_for, scan_literals
+from capdoctor.logscan.prefilter import CONFIRM, SURE, Prefilter, prefilter_for, scan_literals
 from capdoctor.logscan.records import MAX_LINE, RECORD_CHARS, WINDOW, example_of, record_head
 from capdoctor.logscan.recovery import SUCCESS_WINDOW, Recovery
 from capdoctor.logscan.results import MAX_EVENTS, Event, FileInfo, ScanOptions, ScanResult, SigStat, max_dt, min_dt
@@ -65,12 +65,16 @@ class FileScanner:
         shown: Collection[str] = (),
     ) -> None:
         self.pf = prefilter
-        self.selective = scan_literals().selective
+        self.literals = scan_literals()
+        self.selective = self.literals.selective
         self.extra = prefilter_for(options.engine, extra=True) if self.selective else None
         """The selective literals the engine lacks (`_chatter`)."""
         self._extra_ends: list[int] = []
-        """Where those stand in the chunk being read (end offsets, ascending)."""
+        self._extra_ids: list[int] = []
+        """Where those stand in the chunk being read (end offsets, ascending), and which they are."""
         self._quiet = classifier().quiet_level
+        self._confirms = classifier().confirms
+        self._table = classifier().literals()
         self.memo = memo if memo is not None else RecordMemo()
         self.shown = shown
         """Rows whose example an earlier byte range of this file, scanned by the same worker, holds: the ranges
@@ -197,7 +201,8 @@ class FileScanner:
             recovery.look(buf, cut, base)
             return buf.count(b"\n", 0, cut)
         if ids is not None and self.extra is not None:
-            self._extra_ends = self.extra.hits(view[:cut])[0]
+            self._extra_ends, extra_ids = self.extra.hits(view[:cut])
+            self._extra_ids = extra_ids or []
         records, looked, in_order = self._group(buf, cut, ends, ids)
         counted_to, count = 0, 0
         tallies = self._tallies
@@ -282,23 +287,33 @@ class FileScanner:
         return records, looked, in_order
 
     def _chatter(self, line: bytes, ids: list[int], ends: list[int], start: int, end: int) -> bool:
-        """Whether the one-line record `line` (buf[start:end]) is no error whatever the engine reads: it holds
-        none of the selective literals (`Engine.selective`: no row, status name or spelling can match it) and it
-        is logged at a quiet level, where the words layer never speaks (`Engine.quiet_level`, read in its first
-        CHATTER_HEAD bytes: a level further on is left to the engine). Non-ASCII lines and lines with `\\u`
+        """Whether the one-line record `line` (buf[start:end]) is no error whatever the engine reads: it is logged
+        at a quiet level, where the words layer never speaks (`Engine.quiet_level`, read in its first
+        CHATTER_HEAD bytes: a level further on is left to the engine), and it holds none of the selective
+        literals (`Engine.selective`: no row, status name or spelling can match it) but those whose rows and
+        spellings do not match it (`Engine.confirms`: a 404 access line). Non-ASCII lines and lines with `\\u`
         escapes are left to the engine (the prefilter folds ASCII case only)."""
         if self.extra is None or not line.isascii() or b"\\u" in line:
             return False
-        extra = self._extra_ends
-        at = bisect_right(extra, start)
-        if at < len(extra) and extra[at] <= end:
-            return False
-        selective = self.selective
+        selective, extra = self.selective, self._extra_ends
         found = ids[bisect_right(ends, start) : bisect_right(ends, end)]
-        if any(selective[i] for i in found) or any(selective[i] for i in self.pf.complete(found, line)):
+        found += self.pf.complete(found, line)
+        kinds = [selective[i] for i in found]
+        lo, hi = bisect_right(extra, start), bisect_right(extra, end)
+        if lo < hi:
+            if not self._extra_ids:  # (an engine that names no literal: each counts as sure)
+                return False
+            kinds += [self.literals.extra_kinds[i] for i in self._extra_ids[lo:hi]]
+        if SURE in kinds:
             return False
         head = line[:CHATTER_HEAD].decode("ascii")
-        return self._quiet(head, len(head) < len(line))
+        if not self._quiet(head, len(head) < len(line)):
+            return False
+        if CONFIRM not in kinds:
+            return True
+        pending = {self._table[i] for i in found if selective[i] == CONFIRM}
+        pending.update(self.literals.extra[i] for i in self._extra_ids[lo:hi])
+        return not self._confirms(line.decode("ascii"), pending)
 
     def _line_facts(
         self, line: bytes, ids: list[int] | None, ends: list[int], start: int, end: int

@@ -240,12 +240,19 @@ def build_prefilter(literals: Sequence[str], *, prefer: str | None = None) -> Pr
 
 
 class ScanLiterals(NamedTuple):
-    """The classification engine's literals (the prefilter's, ids as the engine's), whether each is one of the
-    selective ones (`Engine.selective`), and the selective ones the engine lacks (`extra`: a line holding none of
-    these and no selective literal of the engine is judged only where the words layer may read it)."""
+    """How the file scanner reads the classification engine's literals (the prefilter's, ids as the engine's):
+    per literal, SURE when it is one of the selective ones (`Engine.selective`) outright, CONFIRM when a match
+    must still confirm it (`Engine.confirm`), else 0; and the selective ones the engine lacks (`extra`: a line
+    holding none of these and no selective literal of the engine is judged only where the words layer may read
+    it)."""
 
     selective: bytes
     extra: tuple[str, ...]
+    extra_kinds: bytes
+    """SURE or CONFIRM for each of `extra`."""
+
+
+SURE, CONFIRM = 1, 2
 
 
 def scan_literals() -> ScanLiterals:
@@ -255,9 +262,10 @@ def scan_literals() -> ScanLiterals:
         from capdoctor.classifier.signatures import engine as classifier
 
         eng = classifier()
-        table, chosen = eng.literals(), eng.selective
+        table, chosen, confirm = eng.literals(), eng.selective, eng.confirm
         extra = tuple(sorted(chosen - frozenset(table)))
-        _SCAN_LITERALS = ScanLiterals(bytes(lit in chosen for lit in table), extra)
+        kinds = bytes(CONFIRM if lit in confirm else SURE if lit in chosen else 0 for lit in table)
+        _SCAN_LITERALS = ScanLiterals(kinds, extra, bytes(CONFIRM if lit in confirm else SURE for lit in extra))
     return _SCAN_LITERALS
 
 

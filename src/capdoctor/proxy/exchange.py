@@ -4,11 +4,12 @@ Contract: `Watch` is fed by the forwarder — the request's facts, then the resp
 every body chunk as it is forwarded — and `finish(outcome)` returns an `Observed`: who asked (client and
 version from the User-Agent), for which model (the JSON body's `model`, or the path: Gemini's
 `/models/X:generateContent`, Azure's `/deployments/X/`), the status, request ids, rate-limit and `retry-after`
-headers, time to first byte and in all, how the body ended, and, for a failure only, the provider's error text
-(an error body's first `MAX_ERROR_BYTES`, or a stream's error event). The prompt is read only for its model
-name; the completion only for error events. Nothing here is stored or printed: `recording` classifies,
-redacts and bounds what it keeps. `secrets` carries the request's credential values, in memory only, so
-that redaction can remove them exactly. Pure: no I/O, no aiohttp, no clock (times are passed in).
+headers, time to first byte and in all, how the body ended, for a failure only the provider's error text
+(an error body's first `MAX_ERROR_BYTES`, or a stream's error event), and for a client that gave up before any
+answer how long the upstream had been silent (`gave_up`). The prompt is read only for its model name and
+whether it asks for a stream; the completion only for error events. Nothing here is stored or printed:
+`recording` classifies, redacts and bounds what it keeps. `secrets` carries the request's credential values, in
+memory only, so that redaction can remove them exactly. Pure: no I/O, no aiohttp, no clock (times are passed in).
 """
 
 from __future__ import annotations
@@ -61,6 +62,18 @@ _PRODUCT_RE = re.compile(r"^([A-Za-z][A-Za-z0-9._-]{0,39})(?:/([0-9][0-9A-Za-z.+
 _VERSION_RE = re.compile(r"[0-9][0-9A-Za-z.+_-]{0,31}")
 _MODEL_PATH_RE = re.compile(r"/models/([^/:?]+):|/deployments/([^/?]+)/")
 _MODEL_FIELD_RE = re.compile(rb'"model"\s*:\s*"([^"\\]{1,200})"')
+_STREAM_FIELD_RE = re.compile(rb'"stream"\s*:\s*true\b')
+GAVE_UP_SILENCE_S = 1.0
+"""An upstream silent this long when the client hung up before any answer is a measured network failure.
+
+Why 1 s: it is TCP's initial retransmission timeout (RFC 6298 §2), the time after which the network itself
+counts an unanswered packet as lost, so a connection not up by then had its handshake go unanswered at least
+once; and a provider answers a request for a stream with its status line as soon as it takes the request, before
+the model's first token, in a fraction of that from anywhere. Whoever hung up — a client's timeout (the shortest
+the real-client tests set, Claude Code's `API_TIMEOUT_MS`, is 2 s) or a person — the upstream's silence past it
+is what was measured; a cancel sooner (Ctrl-C after 0.3 s) measured nothing and names no cause. A request that
+does not ask for a stream gets its status line only once the whole completion is written, so for it only the
+connection that never came up counts."""
 
 
 def client_of(user_agent: str | None) -> tuple[str | None, str | None]:
@@ -98,6 +111,11 @@ def model_of(path: str, body: bytes, content_type: str | None) -> str | None:
             return model[:200] if isinstance(model, str) and model else None
     found = _MODEL_FIELD_RE.search(body[:65536])
     return found.group(1).decode("utf-8", "replace") if found else None
+
+
+def asks_stream(path: str, body: bytes) -> bool:
+    """Whether a request asks for a stream: Gemini's `:streamGenerateContent` path, or `"stream": true`."""
+    return ":streamGenerateContent" in path or _STREAM_FIELD_RE.search(body) is not None
 
 
 def secrets_of(headers: Iterable[tuple[str, str]], query: str) -> tuple[str, ...]:
@@ -186,6 +204,7 @@ class Watch:
         user_agent: str | None,
         model: str | None,
         secrets: tuple[str, ...],
+        stream_asked: bool = False,
     ) -> None:
         self.started, self.t0 = started, t0
         self.method, self.path, self.prefix, self.upstream = method, path, prefix, upstream
@@ -193,6 +212,9 @@ class Watch:
         self.client, self.client_version = client_of(user_agent)
         self.model = model
         self.secrets = secrets
+        self.stream_asked = stream_asked
+        self.connected: float | None = None
+        """When the upstream connection was up (made, TLS included, or taken from the pool): the forwarder's."""
         self.status: int | None = None
         self.headers: dict[str, str] = {}
         self.content_type = ""
@@ -245,10 +267,25 @@ class Watch:
             start = data.find(b"{", max(0, data.find(b'"error"') - 200))
             self._error_event = data[max(0, start) :][:MAX_ERROR_BYTES].decode("utf-8", "replace")
 
+    def gave_up(self, now: float) -> tuple[str | None, str | None]:
+        """(detail, failure kind) of a client that hung up before any answer, from what was measured of the
+        upstream (see `GAVE_UP_SILENCE_S`); (None, None) where nothing measured names a cause."""
+        if self.ttfb is not None:
+            return None, None
+        if self.connected is None and now - self.t0 >= GAVE_UP_SILENCE_S:
+            return (
+                f"{self.upstream} accepted no connection in {now - self.t0:.1f} s before the client gave up",
+                "timeout",
+            )
+        if self.connected is not None and self.stream_asked and now - self.connected >= GAVE_UP_SILENCE_S:
+            return f"no byte from {self.upstream} in {now - self.connected:.1f} s before the client gave up", "timeout"
+        return None, None
+
     def finish(self, outcome: str, now: float, detail: str | None = None, failure_kind: str | None = None) -> Observed:
         """The exchange ended: `completed`, `cut` (the upstream broke off), `cancelled` (the client hung up) or
         `upstream_failed` (no answer: `failure_kind` names why); an error event seen turns `completed` into
-        `error_event`. Idempotent: a second call returns the first result."""
+        `error_event`; a `cancelled` before any answer carries what `gave_up` measured. Idempotent: a second call
+        returns the first result."""
         if self.finished is not None:
             return self.finished
         error_body: str | None = None
@@ -258,6 +295,8 @@ class Watch:
                 error_body = head
         if outcome == "cancelled" and self._ended:  # the client closed on the last event, before the upstream's EOF
             outcome = "completed"
+        if outcome == "cancelled" and detail is None:
+            detail, failure_kind = self.gave_up(now)
         if outcome == "completed" and (self._error_event is not None or ((self.status or 0) < 400 and error_body)):
             outcome = "error_event"
         self.finished = Observed(

@@ -7,28 +7,35 @@ and the token) and body â€” once: it never retries, rewrites or adds a request â
 headers (less the hop-by-hop ones) and body bytes exactly as they come (no decompression), chunk by chunk, so a
 stream's events reach the client as they arrive. A client that hangs up cancels the handler, which closes the
 upstream connection (the provider sees the request cancelled); an upstream that breaks off mid-body breaks the
-client's connection off too, so the client sees the truncation it would have seen. Only when the upstream gives
-no answer at all does the proxy answer itself (502, or 504 for a timeout), with a body that says so. The
-cookie jar is a dummy (one client's cookies never reach another), and the environment's HTTP(S)_PROXY is
-honoured for the way out, as the client itself would have. Every exchange goes to `state.submit` as an
-`Observed` once it ends; nothing is logged here.
+client's connection off too, so the client sees the truncation it would have seen. An upstream that gives no
+answer at all (refused, reset, timed out) gets the client's connection reset: the proxy never answers in the
+provider's stead. A connection trace marks on each `Watch` when its upstream connection was up, so that a client
+that gives up before any answer leaves what was measured of the upstream (`Watch.gave_up`). The cookie jar is a
+dummy (one client's cookies never reach another), and the environment's HTTP(S)_PROXY is honoured for the way
+out, as the client itself would have. Every exchange goes to `state.submit` as an `Observed` once it ends;
+nothing is logged here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hmac
+import socket
+import struct
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 from yarl import URL
 
-from capdoctor.proxy.exchange import HOP_BY_HOP, Observed, Watch, model_of, secrets_of
+from capdoctor.proxy.exchange import HOP_BY_HOP, Observed, Watch, asks_stream, model_of, secrets_of
 from capdoctor.proxy.settings import TOKEN_HEADER, TOKEN_PATH, ProxySettings, Upstream
 
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
@@ -64,7 +71,7 @@ def _drop(headers: Any) -> set[str]:
 
 
 def _own_answer(status: int, kind: str, message: str) -> web.Response:
-    """A response the proxy makes itself (bad token, no upstream, upstream silent), shaped like an API error."""
+    """A response the proxy makes itself (bad token, no upstream for the path), shaped like an API error."""
     return web.json_response({"error": {"type": kind, "message": f"capdoctor proxy: {message}"}}, status=status)
 
 
@@ -79,9 +86,26 @@ def _failure_kind(exc: BaseException) -> str:
         if isinstance(os_error, ConnectionRefusedError):
             return "refused"
         return "connect"
-    if isinstance(exc, (aiohttp.ServerDisconnectedError, ConnectionResetError)):
+    if (
+        isinstance(exc, (aiohttp.ServerDisconnectedError, ConnectionResetError))
+        or getattr(exc, "errno", 0) == errno.ECONNRESET
+    ):
         return "reset"
     return "connect"
+
+
+def _reset(request: web.Request) -> None:
+    """Reset the client's connection (RST, as the provider's own reset or refusal reached the proxy)."""
+    transport = request.transport
+    if transport is None:
+        return
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):  # on, 0 s: closing sends RST
+            sock.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("HH" if sys.platform == "win32" else "ii", 1, 0)
+            )
+    transport.abort()
 
 
 def _authorised(request: web.Request, token: str | None, path: str) -> tuple[bool, str]:
@@ -120,6 +144,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
         local=state.local.get(up.url, False),
         user_agent=request.headers.get("user-agent"),
         model=model_of(rest, body, request.headers.get("content-type")),
+        stream_asked=asks_stream(rest, body),
         secrets=(
             *secrets_of(request.headers.items(), query),
             *((state.settings.token,) if state.settings.token else ()),
@@ -154,12 +179,14 @@ async def _forward(
             data=body if body or request.can_read_body else None,
             allow_redirects=False,
             skip_auto_headers=SKIP_AUTO_HEADERS,
+            trace_request_ctx=watch,
         )
     except (TimeoutError, aiohttp.ClientError, OSError) as exc:
         kind = _failure_kind(exc)
         detail = f"{up.url} did not answer: {kind} ({type(exc).__name__}: {exc})"
         state.submit(watch.finish("upstream_failed", time.perf_counter(), detail=detail, failure_kind=kind))
-        return _own_answer(504 if kind == "timeout" else 502, "capdoctor_proxy_upstream", detail)
+        _reset(request)  # the provider sent nothing: the client gets nothing either, not an answer of the proxy's
+        return web.Response()  # never sent: the connection is gone
     try:
         return await _relay(request, state, upstream, watch)
     finally:
@@ -211,8 +238,18 @@ def make_app(state: ProxyState) -> web.Application:
     return app
 
 
+async def _connected(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: object) -> None:
+    """The upstream connection of a request is up (made or reused): marked on its `Watch`."""
+    if isinstance(ctx.trace_request_ctx, Watch):
+        ctx.trace_request_ctx.connected = time.perf_counter()
+
+
 def make_session(connections: int = 1000) -> aiohttp.ClientSession:
-    """The upstream client: bytes as sent (no decompression), no cookies kept, env proxies honoured."""
+    """The upstream client: bytes as sent (no decompression), no cookies kept, env proxies honoured, each
+    request's connection traced (`_connected`)."""
+    trace = aiohttp.TraceConfig()
+    trace.on_connection_create_end.append(_connected)
+    trace.on_connection_reuseconn.append(_connected)
     connector = aiohttp.TCPConnector(limit=connections, limit_per_host=0, ttl_dns_cache=300)
     return aiohttp.ClientSession(
         connector=connector,
@@ -221,4 +258,5 @@ def make_session(connections: int = 1000) -> aiohttp.ClientSession:
         trust_env=True,
         timeout=aiohttp.ClientTimeout(total=None, connect=CONNECT_TIMEOUT_S, sock_read=READ_IDLE_TIMEOUT_S),
         skip_auto_headers=SKIP_AUTO_HEADERS,
+        trace_configs=[trace],
     )

@@ -35,6 +35,8 @@ MAX_QUEUE = 10_000
 BATCH = 500
 ROLE = "proxy"
 """The attempts' role: neither `primary` nor an alternative, so a watch outage streak is not moved by them."""
+TIMEOUT_ROW = "name.timeout"
+"""The engine's row for a request that got no answer in time (its remedy: check the network path)."""
 NETWORK_KINDS = frozenset({"refused", "timeout", "reset", "tls", "connect", "cut", "html"})
 
 
@@ -95,8 +97,13 @@ def _failure(obs: Observed) -> tuple[bool, str | None, str | None, str | None]:
         return True, kind, None, "network" if kind == "html" else None
     if obs.outcome == "cut":
         return True, "cut", None, "network"
+    if obs.outcome == "cancelled" and obs.failure_kind:
+        # gave up before any answer on an upstream measured silent (exchange.GAVE_UP_SILENCE_S): no answer in time
+        from capdoctor.classifier.signatures import by_id
+
+        return True, obs.failure_kind, TIMEOUT_ROW if TIMEOUT_ROW in by_id() else None, "network"
     if obs.outcome == "cancelled":
-        # gave up before any answer: a failure whose cause the proxy cannot see
+        # gave up before any answer, sooner than anything measured names a cause
         return obs.ttfb_ms is None, "cancelled", None, None
     return False, "ok", None, None
 
