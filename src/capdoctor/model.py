@@ -37,9 +37,8 @@ class Status(str, Enum):
 class Strength(str, Enum):
     """How much a finding weighs for (or against) its cause.
 
-    `context` is recorded and shown but weighs nothing (e.g. local GPU facts when the target is a cloud API);
-    `against` argues that the cause is *not* the one (e.g. healthy quota headroom argues against quota).
-    The numeric weights live in `verdict/weighing.py`, as data.
+    `context` is shown but weighs nothing (local GPU facts when the target is a cloud API); `against` argues that
+    the cause is *not* the one (healthy quota headroom against quota). The weights are `verdict/weighing.py`'s.
     """
 
     STRONG = "strong"
@@ -68,11 +67,9 @@ class NextStep:
 class Finding:
     """One piece of evidence for (or against) a cause.
 
-    `data` holds structured facts (status codes, header values, timings, request ids, signature ids) so that
-    reports and the verdict can use them without parsing `message`. Well-known keys: `status`,
-    `signature`, `request_id`, `cf_ray`, `model`, `path`, `retry_after_s`.
-    `next_steps` are remedies specific to this finding (e.g. "unset ALL_PROXY"); the verdict puts them
-    before the generic steps for the winning cause.
+    `data` holds structured facts (`status`, `signature`, `request_id`, `model`, `retry_after_s`…) so that
+    reports and the verdict need not parse `message`. `next_steps` are remedies specific to this finding
+    ("unset ALL_PROXY"); the verdict puts them before the generic steps for the winning cause.
     """
 
     cause: Cause
@@ -151,15 +148,10 @@ class Contributing:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of one `verdict.also[]` entry."""
-        return {
-            "cause": self.cause,
+        return vars(self) | {
             "confidence": round(self.confidence, 3),
-            "summary": self.summary,
             "evidence": list(self.evidence),
             "next_steps": [s.to_dict() for s in self.next_steps],
-            "count": self.count,
-            "first": self.first,
-            "last": self.last,
         }
 
 
@@ -167,9 +159,8 @@ class Contributing:
 class Verdict:
     """The outcome of `verdict.decide`: the primary cause, how sure, why, what to do, and what else is present.
 
-    `cause` is the cause that explains most of what the user sees now; `also` lists every other cause the
-    evidence supports, strongest first (a quota hit beside an intermittent capacity problem). `inconclusive`
-    is for evidence that truly conflicts, not for two causes that are both present.
+    `also` lists every other cause the evidence supports, strongest first; `inconclusive` is for evidence that
+    truly conflicts, not for two causes that are both present.
     """
 
     cause: VerdictCause

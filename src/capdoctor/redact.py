@@ -89,9 +89,8 @@ _QUERY_SECRET_RE = re.compile(
 def redact_url(url: str) -> str:
     """`url` (stripped) with its userinfo masked: `http://user:pw@host:8080/x` → `http://<redacted>@host:8080/x`.
 
-    Why a separate, narrower pass than `redact_text`: a proxy or base URL is shown where the reader needs its
-    scheme, host and port (which proxy is dead?), so only the userinfo goes, however it is shaped (an empty
-    user, a colon in the password).
+    Narrower than `redact_text` because the reader needs the scheme, host and port (which proxy is dead?): only
+    the userinfo goes, however it is shaped (an empty user, a colon in the password).
     """
     return _URL_USERINFO_RE.sub(rf"\g<1>{MASK}@", url.strip())
 

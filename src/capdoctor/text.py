@@ -1,16 +1,10 @@
 """Plain-text helpers shared by checks and renderers: shorten at a word boundary, make foreign text inert.
 
-Contract: pure functions over `str`, no I/O, nothing heavy imported (checks call them from worker threads,
-the CLI before any rendering).
-
-- `shorten` cuts long text at a word boundary, never mid-word, so a quoted provider message reads
-  "… Please try again in 1s. Visit …" instead of "… Visit htt".
-- `neutralise` makes text that came from outside (log lines, provider error bodies, config values) safe to
-  show on a terminal: control characters and escape sequences would otherwise set the window title, clear the
-  screen or write the clipboard (OSC 52), and bidirectional overrides would reorder what the reader sees.
-  They are shown as visible escapes (`\\x1b`), so the text stays readable and nothing is lost.
-- `to_ascii` is the fallback spelling of capdoctor's own typography (dashes, arrows, bullets, bar glyphs) for
-  output streams that cannot encode it (a cp1252 redirect, `PYTHONIOENCODING=ascii`).
+Contract: pure functions over `str`, no I/O, nothing heavy imported (checks call them from worker threads).
+`neutralise` shows control characters, escape sequences and bidirectional overrides in text from outside as
+visible escapes (`\\x1b`): raw, they could set the window title, clear the screen, write the clipboard (OSC 52)
+or reorder what the reader sees. `to_ascii` respells capdoctor's own typography for streams that cannot encode
+it (a cp1252 redirect, `PYTHONIOENCODING=ascii`).
 """
 
 from __future__ import annotations
@@ -93,8 +87,7 @@ def one_line(text: str) -> str:
 def shorten(text: str, width: int, placeholder: str = ELLIPSIS) -> str:
     """`text` cut to at most `width` characters at a word boundary, ending with `placeholder`.
 
-    A text without a space in its second half (one long URL or token) is cut at `width` all the same:
-    there is no word boundary to keep.
+    A text without a space in its second half (one long URL or token) is cut at `width` all the same.
     """
     if len(text) <= width:
         return text

@@ -454,7 +454,8 @@ def test_each_finding_carries_only_its_own_remedy(home: Path, monkeypatch: pytes
     generic hardware steps too. Now a finding carries at most its specific remedy, and the verdict adds the
     generic ones once."""
     import capdoctor.probes.local_memory as local_memory
-    from capdoctor.verdict.decision import CAUSE_TEXT, decide
+    from capdoctor.verdict.advice import CAUSE_TEXT
+    from capdoctor.verdict.decision import decide
 
     monkeypatch.setattr(local_memory, "memory_facts", lambda: MemoryFacts(32 * GIB, 1 * GIB, 8 * GIB, 6 * GIB))
     partial = json.loads((DATA / "ollama_ps_partial.json").read_text())["models"]

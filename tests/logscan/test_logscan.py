@@ -286,7 +286,7 @@ def test_the_signature_findings_kept_are_the_heaviest_in_the_order_of_all(monkey
     from capdoctor.classifier.signatures import by_id
     from capdoctor.logscan import findings as fnd
     from capdoctor.logscan.patterns import analyse
-    from capdoctor.verdict.decision import WEIGHTS
+    from capdoctor.verdict.weighing import WEIGHTS
 
     rows = sorted(by_id())
     words = [sid for sid in rows if by_id()[sid].yields][:10]

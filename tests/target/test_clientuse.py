@@ -10,7 +10,8 @@ import pytest
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength
 from capdoctor.target.clientuse import ClientInUse, client_in_use, switched_model
 from capdoctor.target.discovery import DiscoveryFlags, discover
-from capdoctor.verdict.decision import CAUSE_TEXT, decide, fit_step
+from capdoctor.verdict.advice import CAUSE_TEXT, fit_step
+from capdoctor.verdict.decision import decide
 
 CODEX = {"id": "codex", "name": "Codex CLI", "version": "0.55.0", "path": "/usr/bin/codex"}
 CLAUDE = {"id": "claude", "name": "Claude Code", "version": "2.0.1", "path": "/usr/bin/claude"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from capdoctor.model import Cause, CheckResult, Finding, NextStep, Status, Strength
-from capdoctor.verdict.decision import decide, score
+from capdoctor.verdict.decision import decide
+from capdoctor.verdict.weighing import score
 
 C, S = Cause, Strength
 

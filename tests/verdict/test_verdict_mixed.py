@@ -16,7 +16,7 @@ import pytest
 
 from capdoctor.logscan.command import run_logs
 from capdoctor.model import Verdict
-from capdoctor.verdict.decision import CAUSE_TEXT
+from capdoctor.verdict.advice import CAUSE_TEXT
 from tests.conftest import run_cli
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)

@@ -31,9 +31,8 @@ class Need(str, Enum):
 class Check(Protocol):
     """One diagnostic stage.
 
-    `id` is stable and used on the command line; `stage` orders the report (cheap to expensive);
-    `description` is one line on what the check tells; `after` names checks whose results this one reads
-    from `ctx.results` (the runner starts it once those have finished, or were not selected).
+    `id` is stable (the command line's); `stage` orders the report, cheap to expensive; `after` names the
+    checks whose results this one reads (the runner starts it once those have finished, or were not selected).
     """
 
     id: str

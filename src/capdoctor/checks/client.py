@@ -1,13 +1,10 @@
 """The `client` check: which AI clients are installed, how they are set up, and whether they are current.
 
-Contract: reads PATH, settings files and the environment only through `ctx`; runs each client's version
-command through `probes.local_commands` (no stdin, short timeout, process group killed on timeout);
-compares with the latest release through `probes.local_registry` (cached a day; "latest unknown" when it
-cannot look). Findings are client evidence (outdated client, conflicting installs, a client the provider
-asks to update) plus weak quota evidence for many concurrent sessions; the configuration findings (a model
-the provider lacks, dead local base URL, unset key variable, disagreeing configs) come from the pure
-`checks.client_config`, fed with the `models` check's `available_models` and a loopback port probe.
-Must not read credential files, print secret values, or raise for an expected situation.
+Contract: reads PATH, settings files and the environment only through `ctx`; runs each version command through
+`probes.local_commands` (no stdin, short timeout, process group killed on timeout) and compares with the latest
+release (`probes.local_registry`, cached a day). Findings are client evidence (outdated client, conflicting
+installs) plus weak quota evidence for many concurrent sessions; configuration findings come from the pure
+`checks.client_config`. Must not read credential files, print secret values, or raise for an expected situation.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Client configuration findings: what the clients' settings files say, judged against the target.
 
-Contract: `assess_configs(configs, env, target, available, port_open)` turns the `ClientConfig` rows that
-`probes.local_clients.read_client_configs` returns into findings and detail lines: a config that does not
-parse, a key variable named but unset, a model the provider does not offer (cross-checked with the `models`
-check's `available_models`), a variable that the shell and a settings file set differently, and a loopback
-base URL (shell or settings) where nothing listens. A setup problem that concerns another provider than the
-target is context only. `config_data` is a row's `result.data` form.
-It is pure but for the loopback connect, which the caller passes in as `port_open`; it must not read files
-or the environment itself, and never shows a secret (rows carry none).
+Contract: `assess_configs(configs, env, target, available, port_open)` turns the `ClientConfig` rows of
+`probes.local_clients.read_client_configs` into findings and detail lines (a config that does not parse, a key
+variable named but unset, a model the provider does not offer, shell and settings disagreeing, a loopback base
+URL where nothing listens); a problem about another provider than the target is context only. It is pure but for
+the loopback connect (`port_open`, passed in) and never shows a secret (rows carry none).
 """
 
 from __future__ import annotations

@@ -1,21 +1,17 @@
 """The `hardware` check: local model servers, GPU memory (NVML), unified memory (Apple) and RAM/swap.
 
-Contract: finds local runtimes on loopback (Ollama, LM Studio, vLLM, llama.cpp, TGI) and which one the
-target points at; reads RAM and swap (psutil, always available), NVIDIA GPUs through NVML (each call
-wrapped; no driver is reported, not an error) and the Apple GPU working-set limit. Findings are hardware
-evidence: a load that fails for memory, a model partly offloaded to CPU, memory or GPU memory nearly
-exhausted, heavy swapping, another process holding the GPU. When the target is not local, every finding
-is `context` (local hardware cannot explain a cloud provider's error). Thresholds are data below.
-A server's error text is read by the one signature table (`capdoctor.classifier.signatures`, hardware rows), which
-also gives the finding its remedy and the memory kind. Each finding carries only the remedy specific to it:
-the verdict appends the generic hardware steps (smaller quantization, shorter context, free the GPU).
-Must not generate tokens (the Ollama load probe is an empty chat), probe non-loopback hosts, keep its own
-error-text table, or raise.
+Contract: finds local runtimes on loopback and which one the target points at; reads RAM and swap (psutil),
+NVIDIA GPUs through NVML (no driver is reported, not an error) and the Apple GPU working-set limit. When the
+target is not local every finding is `context`: local hardware cannot explain a cloud provider's error. A
+server's error text is read by the one signature table (hardware rows), which gives the remedy and memory kind;
+the verdict appends the generic hardware steps. Must not generate tokens (the Ollama load probe is an empty
+chat), probe non-loopback hosts, keep its own error-text table, or raise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from capdoctor.checks.base import Need
@@ -217,7 +213,7 @@ class HardwareCheck(Registered, check_id="hardware"):
             summary, details = f"{summary} ({note})", [*details, f"run budget: {note}"]
         data = {
             "servers": [self._server_data(s) for s in servers],
-            "memory": self._memory_data(mem),
+            "memory": None if mem is None else asdict(mem),
             "gpu": self._gpu_data(gpus),
             "apple": None if apple is None else {"ram": apple.ram, "gpu_limit": apple.limit, "source": apple.source},
             "target_is_local": local_target,
@@ -374,13 +370,8 @@ class HardwareCheck(Registered, check_id="hardware"):
 
     @staticmethod
     def _as_context(f: Finding) -> Finding:
-        return Finding(
-            f.cause,
-            Strength.CONTEXT,
-            f.message + " (context only: the target is not served by a local model runtime)",
-            f.data,
-            f.next_steps,
-        )
+        note = " (context only: the target is not served by a local model runtime)"
+        return replace(f, strength=Strength.CONTEXT, message=f.message + note)
 
     @staticmethod
     def _summary(
@@ -420,17 +411,6 @@ class HardwareCheck(Registered, check_id="hardware"):
                 for m in s.models
             ],
             "models": s.available_models,
-        }
-
-    @staticmethod
-    def _memory_data(mem: MemoryFacts | None) -> dict[str, Any] | None:
-        if mem is None:
-            return None
-        return {
-            "total": mem.total,
-            "available": mem.available,
-            "swap_total": mem.swap_total,
-            "swap_used": mem.swap_used,
         }
 
     @staticmethod

@@ -1,13 +1,9 @@
 """The `logs` check: what the clients' own logs say about recent failures, as findings for the verdict.
 
-Contract: reads the logs named by `ctx.target.logs` and `ctx.options["logs"]`, else discovers the
-clients' logs under `ctx.home` (Codex, Claude Code, Gemini CLI, Copilot CLI, Cursor, Ollama), only data
-newer than `ctx.options["since"]` when given (discovered logs default to 7d; named logs are read whole);
-`ctx.options["discover_logs"] = False` turns discovery off.
-Findings carry the signature id, counts, first/last seen, a redacted example, model and request ids;
-pattern findings (peak hours, model spread) come beside them.
-It skips, with the reason, when no logs are found. It must not read credentials or touch the network;
-heavy imports (hyperscan, zstandard) happen inside `run`.
+Contract: reads the logs named by `ctx.target.logs` and `ctx.options["logs"]`, else discovers the clients' logs
+under `ctx.home` (unless `discover_logs` is off), only data newer than `since` when given (discovered logs
+default to 7d; named logs are read whole). It skips, with the reason, when no logs are found. It must not read
+credentials or touch the network; heavy imports (hyperscan, zstandard) happen inside `run`.
 """
 
 from __future__ import annotations

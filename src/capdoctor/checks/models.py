@@ -1,18 +1,12 @@
 """The `models` check ("Switch model"): probe the primary model and a lighter one, and read what differs.
 
-Contract: the first and most important stage of the triage. It lists the provider's models (spends nothing), then
-— unless `--no-inference` — samples the primary model with the smallest valid generation (a few attempts even
-after a success: capacity errors come and go; under a short deadline, `LIST_FIRST_S`, the primary goes first and
-the list follows if time remains; a run that sent nothing is `skip`, with a decisive gap) and, when the primary
-failed at least once, tries each alternative (the target's, else a lighter model of the same provider) until it
-answers (see `probes.http_probe`). The primary's failure rate and the signatures seen go into `data["models"]`.
-Every error body and stream event is read through `capdoctor.classifier.signatures`. This module is the I/O
-half: it probes,
-gathers an `Evidence` and hands it to `models_rules.judge`, which owns the source articles' rules (primary fails
-with a capacity signature while an alternative works → capacity, and the rest) — put judgement there, not here. It
-must not print, sleep past the deadline, or store a secret: response headers are kept (for the quota check)
-without Authorization/x-api-key/cookies, and the key's value is redacted (capdoctor.redact) from everything it
-returns.
+Contract: the first and most important stage. It lists the provider's models (spends nothing), then, unless
+`--no-inference`, samples the primary with the smallest valid generation (under a short deadline,
+`LIST_FIRST_S`, the primary goes first; a run that sent nothing is `skip`, with a decisive gap) and, when the
+primary failed at least once, tries each alternative until one answers (`probes.http_probe`). This is the I/O
+half: it gathers an `Evidence` for `models_rules.judge`, which owns the rules — put judgement there. It must
+not print, sleep past the deadline, or store a secret: headers are kept (for the quota check) without
+Authorization/x-api-key/cookies, and the key's value is redacted from everything it returns.
 """
 
 from __future__ import annotations

@@ -1,30 +1,23 @@
 """The judgement of the `models` check: what the probed runs say, as findings. Pure: no I/O, no clock.
 
-Contract: `judge(Evidence)` turns what the probe saw (the model list, one `ModelRun` per probed model, every
-exchange, whether the rate-limit headers showed headroom) into the check's status, one-line summary and
-findings, encoding the source articles' rules:
+Contract: `judge(Evidence)` turns what the probe saw (model list, one `ModelRun` per model, every exchange,
+whether the rate-limit headers showed headroom) into the check's status, summary and findings, by the source
+articles' rules:
 
 - the primary fails with a capacity signature while an alternative answers → capacity (strong);
-- the primary is intermittent (it is sampled: a few attempts even after a success) with a capacity
-  signature → capacity (moderate, with the peak-hour advice and its failure rate), plus the strong
-  switch-the-model finding when most attempts failed and an alternative answers; intermittent otherwise
-  → weak. One capacity failure among successes is intermittent capacity, never "no problem";
-- every model fails with the capacity code on a healthy path with quota headroom → account (strong),
-  capacity second (weak); without headroom or on an unhealthy path → capacity (moderate), account (weak);
-- no alternative to compare with (none given, none sent, or it failed otherwise) → capacity (moderate);
-- everything fails otherwise → the signatures' own cause (quota, account, client…), not capacity;
-- the model list decides client vs account for "model not found": not listed → client (strong), listed
-  but refused → account (moderate); under `--no-inference` the list is the whole story;
-- no HTTP answer, an HTML page or a cut stream → network; a dead loopback base URL → network too (the local
-  server is not running; the stale setting is named with its source), the verdict's `local_refused` reading;
-- the key first: a key variable that was named but is unset or empty, or a missing, blank, templated or
-  other-provider key that the provider refuses → client (strong), naming the variable, where its name came
-  from and the key's shape; the 401/403 it causes is then context, not an account verdict.
+- the primary is intermittent with a capacity signature → capacity (moderate, with peak-hour advice and its
+  failure rate), plus the strong switch-the-model finding when most attempts failed and an alternative
+  answers; intermittent otherwise → weak. One capacity failure among successes is never "no problem";
+- every model fails with the capacity code on a healthy path with quota headroom → account (strong), capacity
+  (weak); without headroom or on an unhealthy path → capacity (moderate), account (weak);
+- no alternative to compare with → capacity (moderate); everything fails otherwise → the signatures' own cause;
+- "model not found": not listed → client (strong), listed but refused → account (moderate);
+- no HTTP answer, an HTML page or a cut stream → network; a dead loopback base URL → network (`local_refused`);
+- the key first: a named but unset or empty variable, or a missing, blank, templated or other-provider key that
+  the provider refuses → client (strong); the 401/403 it causes is then context, not an account verdict.
 
-Every input is data (`Exchange`, `Attempt`, `ModelRun`, `Target`, `Adapter`, signature matches), so the
-rules are tested on hand-built runs without any server (tests/checks/test_models_rules.py). This module must not
-send requests, sleep, read the environment or classify text: matches arrive with the attempts (and the
-failed model list's with `Evidence.listing_match`). Secrets are scrubbed by the check, not here.
+Every input is data, so the rules are tested on hand-built runs (tests/checks/test_models_rules.py). This
+module must not send requests, sleep, read the environment or classify text: matches arrive with the attempts.
 """
 
 from __future__ import annotations

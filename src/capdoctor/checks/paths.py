@@ -1,16 +1,12 @@
 """The `paths` check: compare the network paths to the provider (client path, direct, system proxy).
 
-Contract: for the target's base URL it measures every available path separately, each over a fresh
-connection, with one cheap GET of the model listing (never a call that spends tokens): DNS, connect, TLS,
-TTFB, total, status and error class per path, in `result.data["paths"]` (one row per path, the renderer draws
-them). It also reaches a neutral reference URL to tell "no internet" from "provider unreachable" (unless
-`CAPDOCTOR_NO_NETWORK_LOOKUPS=1` and no `reference_url` option is given), compares IPv4 with IPv6, reads the
-exit location from the provider edge's `/cdn-cgi/trace`, and names proxy-variable mistakes that break clients
-before any packet leaves. All probes run in parallel inside the run's deadline; the check never outlives it.
-It reads the environment only via `ctx.env`, never sends the API key, and never prints a proxy credential.
-Its requests to the provider (each path's GET and trace) come out of the run's request budget
-(`capdoctor.run.budget`); a path the budget refuses is not measured, and the summary names it.
-The decision (`assess`) is a pure function over the measured rows, tested table-driven.
+Contract: for the target's base URL it measures every available path separately, each over a fresh connection,
+with one cheap GET of the model listing (never a call that spends tokens), into `result.data["paths"]`. It also
+reaches a neutral reference URL to tell "no internet" from "provider unreachable" (unless
+`CAPDOCTOR_NO_NETWORK_LOOKUPS=1` and no `reference_url`), compares IPv4 with IPv6, reads the exit location from
+the edge's `/cdn-cgi/trace`, and names proxy-variable mistakes. All probes run in parallel inside the deadline.
+It reads the environment only via `ctx.env`, never sends the key or prints a proxy credential; a path the run's
+request budget refuses is not measured, and the summary names it. `assess` is pure over the measured rows.
 """
 
 from __future__ import annotations
@@ -184,11 +180,9 @@ def assess(
     """The findings for measured paths. Pure: table-driven tests feed it hand-made rows. `simulated`: a demo,
     whose reference is the simulator (its reachability says nothing about this machine's internet).
 
-    Rules: the client path failing while another works is strong network evidence naming the path to use;
-    every path failing at connection level is strong network evidence (with the reference telling "no
-    internet" from "provider unreachable"); an HTML page where JSON was expected (captive portal, proxy error
-    page, block page) is strong; a phase far slower than on the other paths is a weak warning with numbers;
-    a reference failure while the provider answers is context only.
+    Rules: the client path failing while another works, every path failing at connection level, and an HTML
+    page where JSON was expected are strong network evidence; a phase far slower than on the other paths is
+    weak; a reference failure while the provider answers is context only.
     """
     client = {r.name: r for r in rows}.get(client_name)
     if client is None:

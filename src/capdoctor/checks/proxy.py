@@ -1,13 +1,11 @@
 """The `proxy` check: what sits between the user and the provider (env/system proxy, TUN, TLS interception).
 
-Contract: it reports, as machine-readable facts in `result.data` that the verdict and other checks read
-(`env_proxy`, `system_proxy`, `client_proxies`, `dead_proxies`, `tun`, `fake_ip`, `egress`, `proxy_processes`,
-`tls`), and as findings: a configured proxy that nothing listens on, TLS interception (naming the issuer),
-TUN mode capturing the provider's traffic, fake-IP DNS answers. It needs no target (with one it also resolves
-the provider's host, finds the egress interface for it and inspects its TLS chain). It reads the environment
-only via `ctx.env` and files only under `ctx.home`; it never prints proxy credentials or secret values, never
-sends an HTTP request to the provider, and never raises for a missing tool or permission (the facts it could
-not gather are reported as unknown). The judgement (`assess`) is a pure function over the gathered `Facts`.
+Contract: it reports facts in `result.data` that the verdict and other checks read (`env_proxy`, `tun`, `tls`,
+…) and findings: a configured proxy nothing listens on, TLS interception (naming the issuer), TUN mode capturing
+the provider's traffic, fake-IP DNS answers. It needs no target (with one it also inspects the provider's host,
+egress interface and TLS chain). It reads only `ctx.env` and files under `ctx.home`, never prints credentials,
+sends no HTTP request to the provider, and never raises for a missing tool or permission (unknown facts are
+reported as unknown). `assess` is pure over the gathered `Facts`.
 """
 
 from __future__ import annotations
@@ -298,10 +296,8 @@ RULES: tuple[Callable[[Facts], list[Finding]], ...] = (
 def assess(facts: Facts) -> list[Finding]:
     """The findings for gathered facts. Pure.
 
-    Weights: a dead local proxy and total TLS interception break every request (strong); partial
-    interception breaks clients that use the public CA bundle (moderate); TUN capturing the provider's
-    traffic and fake-IP DNS are weak network evidence (they often work fine: other checks decide); the mere
-    presence of proxies, tunnels and proxy processes is context.
+    Weights: a dead local proxy and total TLS interception break every request (strong); partial interception
+    (moderate); TUN capturing the provider's traffic and fake-IP DNS often work fine (weak); mere presence is context.
     """
     return [finding for rule in RULES for finding in rule(facts)]
 

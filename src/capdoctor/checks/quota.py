@@ -1,15 +1,11 @@
 """The `quota` check ("Quota and rate limits"): how much allowance is left, and when it resets.
 
-Contract: reads the rate-limit headers the `models` probes saw (ctx.results["models"].data["responses"]):
-OpenAI `x-ratelimit-*`, Anthropic `anthropic-ratelimit-*`, Codex `x-codex-*-used-percent`, OpenRouter
-`X-RateLimit-*`, `retry-after`/`retry-after-ms`; and the provider's key endpoint where one exists
-(OpenRouter `GET /key`, which spends nothing; it comes out of the run's request budget, and when that is
-spent the key endpoint is not asked, the summary says so, and the headers already seen are read all the
-same). Exhausted quota is quota evidence; healthy headroom argues against quota (`against`); Azure's -1/0
-placeholders are "unknown". It sends no generation of its own, except run alone (`capdoctor check quota`: the
-models check is not part of the run): then it sends the smallest probe that carries the headers — one generation
-of the primary, or the model list under --no-inference — and says so in its summary. It never stores or prints
-the key.
+Contract: reads the rate-limit headers the `models` probes saw (ctx.results["models"].data["responses"]) and
+the provider's key endpoint where one exists (OpenRouter `GET /key`, which spends nothing; when the run's
+request budget is spent it is not asked, and the summary says so). Exhausted quota is quota evidence; headroom
+argues against quota (`against`); Azure's -1/0 placeholders are "unknown". Run alone (`capdoctor check quota`)
+it sends the smallest probe that carries the headers (one generation of the primary, or the model list under
+--no-inference) and says so. It never stores or prints the key.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """The ordered registry of built-in checks: their listing data, and where each implementation lives.
 
-Listing checks (`capdoctor checks`, unknown-id errors) must not import them: the check modules pull in
-probes, dataclasses and thread pools that cost more than the CLI framework itself. So the registry keeps
-each check's id, title, stage and one-line description as data, next to the `module:Class` path that is
-imported only when a run needs the check. The row is the only place these values are written: a check
-class names its id once (`class ModelsCheck(Registered, check_id="models")`) and `Registered` copies the
-rest from the row, so the listing and the class cannot drift apart.
-Adding a check means adding one row here; nothing else dispatches on check ids. This module imports no
-check module at the top (they import it).
+Listing checks (`capdoctor checks`, unknown-id errors) must not import them: the check modules cost more than
+the CLI framework itself. So each check's id, title, stage and description are data here, next to the
+`module:Class` path imported only when a run needs it. A check class names its id once
+(`class ModelsCheck(Registered, check_id="models")`) and `Registered` copies the rest from the row, so listing
+and class cannot drift apart. This module imports no check module at the top (they import it).
 """
 
 from __future__ import annotations
@@ -124,11 +121,6 @@ def load(info: CheckInfo) -> Check:
     module_name, _, cls_name = info.path.partition(":")
     check: Check = getattr(import_module(module_name), cls_name)()
     return check
-
-
-def all_checks() -> list[Check]:
-    """Every built-in check, instantiated, in stage order."""
-    return [load(info) for info in sorted(BUILTIN, key=lambda i: i.stage)]
 
 
 def selected_infos(

@@ -1,16 +1,11 @@
 """The build cache: what capdoctor compiles from its own data at start-up, kept between runs.
 
-Contract: `load(name, key)` returns the payload last stored under `name` when it was stored with the same
-`key`, else None; `store(name, key, payload)` writes it atomically (a temporary file in the same directory,
-then `os.replace`), so a reader never sees half a file. `key(*parts)` digests whatever the payload was built
-from (the data files' bytes, the builder's source, capdoctor's, Python's and the library's versions): a
-payload built from anything else is never returned. Every payload carries its own checksum, so a damaged file
-reads as a miss. Nothing here raises: an unreadable, unwritable or corrupt cache costs one rebuild, never a
-crash. The directory is `$CAPDOCTOR_CACHE_DIR` when set (`off` disables the cache), else the platform's user
-cache directory (`context.user_dir("cache", ...)`, which honours `XDG_CACHE_HOME`) plus `build/`.
-
-It holds only what capdoctor derives from files it ships (parsed tables, a compiled prefilter database), never
-anything a user or a server said. Imports nothing heavy.
+Contract: `load(name, key)` returns the payload last stored under `name` with the same `key`, else None;
+`store(name, key, payload)` writes it atomically (`os.replace`). `key(*parts)` digests whatever the payload
+was built from, and every payload carries its own checksum, so a stale or damaged file reads as a miss. Nothing
+here raises: a bad cache costs one rebuild, never a crash. The directory is `$CAPDOCTOR_CACHE_DIR` (`off`
+disables it), else the user cache directory (`context.user_dir`, honouring `XDG_CACHE_HOME`) plus `build/`.
+It holds only what capdoctor derives from files it ships, never anything a user or a server said.
 """
 
 from __future__ import annotations

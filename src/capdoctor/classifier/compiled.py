@@ -1,23 +1,20 @@
 """The one module that touches Python's regex internals, and the gates of the patterns kept between runs.
 
 Contract: `pattern(source, flags)` is `re.compile(source, flags)`. The engine also reads its patterns' parse
-trees (`re._parser`, a private module): which literals every match of a phrase holds (`gates.required`). Only this
-module imports it (`parser()`, `extra_cases()`); where it is not what this module knows (a new Python), each says
-None and the engine takes the public way, which judges every text the same, only slower: no gates (every phrase
-runs), no extra case groups (non-ASCII texts run every phrase). A test disables them (`_internals`) and compares.
+trees (`re._parser`, a private module) for the literals every match of a phrase holds (`gates.required`). Only
+this module imports it (`parser()`, `extra_cases()`); on a Python it does not know, each says None and the
+engine takes the public way, which judges every text the same, only slower. A test disables them (`_internals`)
+and compares.
 
-The gates (`gated`) are plain data, kept in the build cache (`capdoctor.classifier.buildcache`) so that no run parses a
-pattern for them twice: `warm(build, inputs)` runs `build` (which compiles every pattern the engine has) and
-stores the gates it made when any was new, with a digest of what the patterns were made from: `complete(inputs)`
-then says, without building, that every one is there. They are keyed by Python's exact version (its parser made
-them) and by the sources of this module and `gates`, and looked up by each pattern's own text and flags. The
-payload is `marshal`ed plain data, checked for shape when loaded; anything unexpected is a miss, never a wrong
-gate or a crash.
+The gates (`gated`) are plain data kept in the build cache so that no run parses a pattern twice: `warm(build,
+inputs)` runs `build` and stores the gates when any was new, with a digest of what the patterns were made from,
+and `complete(inputs)` then says, without building, that every one is there. They are keyed by Python's exact
+version and the sources of this module and `gates`; the `marshal`ed payload is checked for shape when loaded,
+and anything unexpected is a miss, never a wrong gate or a crash.
 
-Why no compiled regex programs are kept: making each pattern from a stored program (`_sre.compile`) instead of
-compiling it saved 1-5% of the CPU time of `explain`, `logs` and `diagnose` (`bench/regex_cache.py`), short of
-the 30% that would pay for depending on the bytecode arrays each Python may change. Imports nothing heavy; reads
-the cache on first use.
+Why no compiled regex programs are kept: building patterns from stored programs (`_sre.compile`) saved only 1-5%
+of the CPU time (`bench/regex_cache.py`), short of the 30% that would pay for depending on bytecode each Python
+may change. Imports nothing heavy; reads the cache on first use.
 """
 
 from __future__ import annotations

@@ -239,10 +239,9 @@ def error_status(text: str) -> int | None:
 def extract_error(text: str, reader: StatusReader | None = None) -> dict[str, Any]:
     """Pull `{status, code, type, message}` out of an error text, whatever wraps it.
 
-    The innermost error object wins for `code`/`type`/`message` (a relay's "Provider returned error" wraps
-    the provider's own words); `status` is the first HTTP status of any object, else what `reader` finds in
-    the text (`API Error: 529 …`). Missing values are None: callers read what is there, since the classifier
-    must work on fragments too.
+    The innermost error object wins for `code`/`type`/`message` (a relay's "Provider returned error" wraps the
+    provider's own words); `status` is the first HTTP status of any object, else what `reader` finds in the
+    text. Missing values are None: the classifier must work on fragments too.
     """
     out: dict[str, Any] = {"status": None, "code": None, "type": None, "message": None}
     text = text[:MAX_READ]

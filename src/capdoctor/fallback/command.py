@@ -1,14 +1,10 @@
 """The `capdoctor fallback` command's flow: a report (live or saved) → a pool → a format → stdout or a file.
 
-Contract: `run(opts, live, out, err)` checks every option first (format name, `--merge` needs `--write`, an
-existing `--write` file needs `--merge`, `--from-report` excludes target flags and `--report`) so bad input
-is a usage error before anything is sent, and a `--format` that cannot serve the discovered target is refused
-before the probes too (`generate.check_fits`); then it gets the report — read from `--from-report` (nothing sent)
-or from a live diagnosis that runs only the `models` check (`live()` builds that request; `--report` saves
-it) — and builds everything from the report dict alone, so a saved report gives exactly the live output.
-It refuses to print or write anything that holds a secret (exact values of the environment's secret
-variables and key shapes), shows the diff before merging, and returns the exit code: 0, `NO_FALLBACK` when
-there is nothing to build from (the reason on stderr), usage errors raised as `UsageError`.
+Contract: `run(opts, live, out, err)` checks every option first, so bad input, and a `--format` that cannot
+serve the discovered target (`generate.check_fits`), are usage errors before anything is sent. Then it gets the
+report (from `--from-report`, or a live run of only the `models` check: `live()`) and builds everything from the
+report dict alone, so a saved report gives exactly the live output. It refuses to print or write anything that
+holds a secret, shows the diff before merging, and returns 0 or `NO_FALLBACK` (the reason on stderr).
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """Merging a generated configuration into the user's existing file, keeping their other keys and comments.
 
 Contract: `merge(syntax, old, new, name)` returns the merged text. The merge is the same for every syntax
-(`deep_merge`): mappings merge key by key, the generated value winning; a list whose items are mappings with
-an identity (the first key's scalar value, like LiteLLM's `model_name`, or the single key of a `fallbacks`
-entry) merges item by item; anything else is replaced. What differs is how each syntax keeps the rest:
-TOML round-trips through tomlkit (comments and layout kept); YAML is spliced line by line — only the blocks
-the merge changes are rewritten, and the result is checked against the merged data, falling back to a plain
-dump (with a note) for YAML the splicer cannot follow (flow style, anchors); env files replace or append
-`export NAME=` lines; JSON has no comments to keep. The generated file's leading comment block (the
-provenance) replaces the one an earlier run put at the top. Python snippets are not merged (a usage error).
-`diff()` shows what will change; lines from the user's file are shown redacted (a settings file may hold a
-key). Pure apart from what the parsers import: no I/O.
+(`deep_merge`): mappings merge key by key, the generated value winning; a list of mappings with an identity
+(the first key's scalar, like LiteLLM's `model_name`) merges item by item; anything else is replaced. Keeping
+the rest differs: TOML round-trips through tomlkit; YAML is spliced line by line, checked against the merged
+data, with a plain dump (and a note) for YAML the splicer cannot follow (flow style, anchors); env files replace
+or append `export NAME=` lines. The generated provenance comment replaces an earlier run's. Python snippets are
+not merged (a usage error). `diff()` shows user lines redacted (a settings file may hold a key). No I/O.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """The fallback pool: the user's models that answered, ranked, read from one capdoctor report.
 
-Contract: `pool_from_report(report)` reads a report dict (schema `capdoctor/report-v1`: what `diagnose --json`
-writes and what the live `fallback` run builds) and returns a `Pool` — the target (provider, base URL, the
-*name* of the key's variable), the primary model, the alternatives that answered ranked by `rank`, the ones
-that did not, and when the diagnosis ran. The live run and `--from-report` both go through here, so the
-same report always gives the same pool, and the time shown is the report's own.
-
-It raises `ReportError` (a usage error) for a document that is not such a report and `NoFallback` when the
-report holds nothing to build a pool from (nothing was probed; no alternative answered). Pure: no I/O, no
-clock, no printing. The report is already redacted; this module never sees a key.
+Contract: `pool_from_report(report)` reads a `capdoctor/report-v1` dict and returns a `Pool`: the target (with
+the *name* of the key's variable), the primary, the alternatives that answered ranked by `rank`, the ones that
+did not, and when the diagnosis ran. The live run and `--from-report` both go through here, so the same report
+always gives the same pool. It raises `ReportError` (a usage error) for a document that is not such a report and
+`NoFallback` when nothing answered to build from. Pure; the report is already redacted.
 """
 
 from __future__ import annotations

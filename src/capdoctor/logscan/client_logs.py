@@ -1,14 +1,11 @@
 """Where the AI coding clients keep their logs and session files, per platform: data, plus one lookup.
 
-Contract: `discover(env, home, platform, since_ts)` returns the `(client, path)` pairs that exist under the
-given home/environment (Codex, Claude Code, Gemini CLI, Copilot CLI, Cursor, Ollama), directories included;
-the scanner walks directories and keeps only recent files. Gemini CLI writes a failure only to an error
-report in the temporary folder (`$TMPDIR/gemini-client-error-<where>-<time>.json`, the file it names after
-"Full report available at:"), never to its chats: those reports are listed file by file, only the ones
-written within the window (`since_ts`, their mtime) and at most `REPORTS_KEPT` of the newest, since the
-temporary folder itself is never walked. It reads the environment only through the mapping it is given and
-the file system only to list and test existence; it never reads file contents, and never looks at
-credentials (`auth.json`, `.credentials.json` are excluded by name).
+Contract: `discover(env, home, platform, since_ts)` returns the `(client, path)` pairs that exist, directories
+included; the scanner walks directories and keeps only recent files. Gemini CLI writes a failure only to an
+error report in the temporary folder (`$TMPDIR/gemini-client-error-<where>-<time>.json`), never to its chats:
+those are listed file by file, only the ones written within the window and at most `REPORTS_KEPT`, since the
+temporary folder itself is never walked. It lists and tests existence only: it never reads file contents or
+looks at credentials (`auth.json`, `.credentials.json` are excluded by name).
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """`capdoctor logs PATH...`: scan logs, judge from them alone, print JSON or the terminal view.
 
-The command glue around the scanner package (`capdoctor.logscan` stays the scanner; the views are
-`capdoctor.render`).
-
-Contract: `run_logs(...)` is the one pipeline (expand → scan → patterns → findings → verdict → document)
-shared by the command and the `logs` check; `logs_command(...)` adds argument checks and output, and
-returns the exit code (2 with one clear line on `err` for a missing path or a bad `--since`, and when none of
-the named inputs could be read — one line per input saying why; inputs that cannot be read next to ones that
-can are a warning line each; otherwise `exitcodes.for_verdict`). It never prints a traceback for bad input
-and never prints a secret: documents are redacted in `findings.py`.
+Contract: `run_logs(...)` is the one pipeline (expand → scan → patterns → findings → verdict → document) shared
+by the command and the `logs` check; `logs_command(...)` adds argument checks and output and returns the exit
+code: 2 with one line on `err` for a missing path, a bad `--since`, or when none of the named inputs could be
+read (unreadable ones beside readable ones are a warning line each); otherwise `exitcodes.for_verdict`. It
+never prints a traceback for bad input, nor a secret: documents are redacted in `findings.py`.
 """
 
 from __future__ import annotations
@@ -106,10 +102,8 @@ def logs_command(
 ) -> int:
     """Run `capdoctor logs` and return its exit code (see the module docstring).
 
-    With `into`, the dated error events also go into that history database (`capdoctor history` reads it);
-    an unusable database is a usage error raised before anything is scanned. With `report`, the same support
-    ticket as `diagnose --report` is written from the logs alone (.md, .json or .html; `-` prints the Markdown):
-    the verdict, every cause present, the incidents with their times and the request ids.
+    With `into`, the dated error events also go into that history database (an unusable one is a usage error
+    before anything is scanned); with `report`, the `diagnose --report` ticket is written from the logs alone.
     """
     from capdoctor.cli.exitcodes import ExitCode, for_verdict
     from capdoctor.errors import UsageError

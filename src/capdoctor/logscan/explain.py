@@ -1,13 +1,10 @@
 """`capdoctor explain`: the cause of an error text someone pasted, the words that decided it, and what to do.
 
-Contract: `explain(text)` runs the pasted text through exactly the pipeline of `capdoctor logs` (the same
-scanner, the same classification engine, the same findings and the same pure verdict), so `explain` and
-`logs` reach the same cause on the same text; it adds the evidence as the engine recorded it (which row, at
-which layer, how strong, the excerpt that decided). `to_json` builds the `capdoctor/explain-v1` document and
-`read_text` gets the text from the arguments or stdin. One decisive line is enough for a verdict;
-`inconclusive` means the evidence is weak or conflicts; `none` means the text holds no error capdoctor
-knows. Everything that leaves here is redacted (`capdoctor.redact`). No network, no clock beyond the
-caller's, no printing: the terminal view is `render/explain.py`, the command glue `cli.py`.
+Contract: `explain(text)` runs the text through exactly the pipeline of `capdoctor logs` (scanner, engine,
+findings, verdict), so both reach the same cause on the same text, and adds the evidence as the engine recorded
+it (row, layer, strength, the deciding excerpt). `to_json` builds the `capdoctor/explain-v1` document;
+`read_text` gets the text from the arguments or stdin. Everything that leaves here is redacted. No network, no
+clock beyond the caller's, no printing (the view is `render/explain.py`).
 """
 
 from __future__ import annotations
@@ -52,14 +49,7 @@ class Evidence:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of one `evidence[]` entry."""
-        return {
-            "signature": self.signature,
-            "cause": self.cause,
-            "layer": self.layer,
-            "strength": self.strength,
-            "excerpt": self.excerpt,
-            "title": self.title,
-        }
+        return {k: v for k, v in vars(self).items() if k != "count"}
 
 
 @dataclass(frozen=True)

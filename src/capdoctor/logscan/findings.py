@@ -77,7 +77,7 @@ def build_findings(
     )
     if rows_speak:  # the words (and other yielding rows) are heard only where rows are silent
         strengths.update({s.signature: Strength.CONTEXT for s in stats if by_id()[s.signature].yields})
-    from capdoctor.verdict.decision import WEIGHTS  # the one table of what a finding of each strength weighs
+    from capdoctor.verdict.weighing import WEIGHTS  # the one table of what a finding of each strength weighs
 
     # Only the rows kept become findings (a dense log has hundreds, each redacted): the heaviest, the most frequent
     # first among equals (a stable sort of `stats`).

@@ -37,9 +37,8 @@ MODEL_CAUSES = ("capacity", "quota", "account")
 class Burst:
     """A run of errors with gaps under BURST_GAP: an incident, as a support ticket lists it.
 
-    `cause` is the cause most of its errors name, `causes` every cause with its count, `models` the models named,
-    `request_ids` a few ids of its records (filled by the caller that can read the records again: `sample` says
-    where its first records start, as (path, byte offset)).
+    `cause` is the cause most of its errors name; `request_ids` are filled by the caller that can read the
+    records again (`sample`: where its first records start, as (path, byte offset)).
     """
 
     start: str

@@ -1,14 +1,11 @@
 """The streaming scanner's entry points: sources in, classified error records and per-signature statistics out.
 
-Contract: `scan(sources, options)` scans every source (`filescan.FileScanner`: chunks, one multi-pattern
-prefilter over the classifier's literals, candidate records judged once per distinct text), spreading big plain
-files over the CPU cores in byte ranges (`parallel`) and merging the results in input order, so the output is
-the one one process gives; `scan_bytes` scans an in-memory text the same way. When no error was placed it names
-the first mark of one that the inputs' heads hold (`unplaced`). Every unreadable input becomes a `FileInfo`
-with `skipped` set; nothing here raises for bad input. It must not print, decide verdicts, or touch the network.
-
-The module also gives the scanner's public names (`Event`, `SigStat`, `ScanResult`, the field readers) to the
-command glue, so callers import one module.
+Contract: `scan(sources, options)` scans every source (`filescan.FileScanner`), spreading big plain files over the
+CPU cores in byte ranges (`parallel`) and merging the results in input order, so the output is the one one
+process gives; `scan_bytes` scans an in-memory text the same way. When no error was placed it names the first
+mark of one the inputs' heads hold (`unplaced`). An unreadable input becomes a `FileInfo` with `skipped` set;
+nothing here raises for bad input, prints, decides verdicts or touches the network. It also gives the scanner's
+public names (`Event`, `SigStat`, `ScanResult`, the field readers) to the command glue.
 """
 
 from __future__ import annotations

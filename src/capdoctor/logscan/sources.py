@@ -69,9 +69,8 @@ def expand(
 ) -> tuple[list[Source], list[Skipped]]:
     """Files to scan from user-given paths; directories are walked recursively, symlink loops avoided.
 
-    Files found inside a directory whose mtime is older than `since_ts` are skipped up front (they cannot
-    hold recent lines); files named explicitly are always read and filtered line by line instead.
-    `keep` filters the files found inside directories by path (discovery reads only log-like names).
+    Files inside a directory older than `since_ts` are skipped up front (they cannot hold recent lines); files
+    named explicitly are always read, filtered line by line. `keep` filters the files found inside directories.
     """
     sources: list[Source] = []
     skipped: list[Skipped] = []

@@ -1,14 +1,11 @@
 """What an error text holds when no row of the classifier placed it: the line between `none` and `inconclusive`.
 
-Contract: `describe(text)` names the first mark of an error in `text` that capdoctor recognises without knowing
-its cause (an exception class, a stack trace, an HTTP error status, a failed request, an error code or word), or
-returns None when the text holds none. The scanner asks it only when it placed no error at all
-(`scanner.scan`, `scanner.scan_bytes`: `ScanResult.unplaced`), over a bounded head of each input, so `none` is
-said only of a text with no error in it, and an error capdoctor cannot place is `inconclusive`
-(`verdict.decision`), naming what it did recognise. A line a program logged at INFO or DEBUG is its chatter and
-holds no mark (as the words layer's `quiet_levels` in `classifier/words.toml`), nor does a client's metadata
-record (a `[[quiet]]` row of `outcomes.toml`: a Codex rollout's `session_meta` holds its instructions' words); a
-stack frame marks a stack trace wherever it stands. Pure text work: no I/O, no classifier, no clock.
+Contract: `describe(text)` names the first mark of an error that capdoctor recognises without knowing its cause
+(an exception class, a stack trace, an HTTP error status, a failed request, an error code or word), or None.
+The scanner asks it only when it placed no error at all, over a bounded head of each input, so `none` is said
+only of a text with no error in it and an error capdoctor cannot place is `inconclusive`. A line logged at INFO
+or DEBUG holds no mark (as the words layer's `quiet_levels`), nor does a client's metadata record (a `[[quiet]]`
+row of `outcomes.toml`); a stack frame marks a stack trace wherever it stands. Pure: no I/O, no classifier.
 """
 
 from __future__ import annotations

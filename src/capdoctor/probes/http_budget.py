@@ -1,12 +1,10 @@
 """The request hook that makes the run's request budget (`capdoctor.run.budget`) hold whatever a check does.
 
-Contract: `budget_hook(budget)` returns an httpx `request` event hook. Every client capdoctor makes for the
-network carries it (`Context.http_client`, the paths check's own clients), so it sees each request just
-before it is sent, whichever transport or proxy it then takes. A request to the target's API origin is
-counted by `RunBudget.on_send`; one the budget refuses raises `BudgetSpent` (an `httpx.RequestError`, so the
-callers' ordinary error handling reports it as a request that was not sent) and nothing leaves the machine.
-It never reads or stores headers (the key travels in them); it reads the JSON body only to know the output
-cap an unplanned generation asked for.
+Contract: `budget_hook(budget)` returns an httpx `request` event hook that every client capdoctor makes for the
+network carries, so it sees each request just before it is sent, whatever transport or proxy follows. A request
+to the target's API origin is counted by `RunBudget.on_send`; one the budget refuses raises `BudgetSpent` (an
+`httpx.RequestError`, so callers report it as a request not sent) and nothing leaves the machine. It never reads
+headers (the key travels in them); it reads the JSON body only for the output cap of an unplanned generation.
 """
 
 from __future__ import annotations

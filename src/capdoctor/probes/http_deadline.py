@@ -1,19 +1,14 @@
 """A whole-request deadline for httpx: every exchange ends by its deadline, whatever the server does.
 
-Why: httpx timeouts apply per network operation. A server that sends its headers or its body one byte a
-second never trips a read timeout and keeps a request alive for ever, and the system resolver
-(`getaddrinfo`) cannot be interrupted at all when a DNS server never answers. `DeadlineTransport` wraps the
-transport of a client made by `Context.http_client`: each request gets an end instant — the request's own
-timeout (httpx's `read` timeout, the figure callers already pass) cut to the run's deadline — and
+Why: httpx timeouts apply per network operation. A server that drips its headers or body one byte a second
+never trips a read timeout, and the system resolver (`getaddrinfo`) cannot be interrupted at all.
+`DeadlineTransport` wraps the transport of a client made by `Context.http_client`: each request ends at its own
+timeout cut to the run's deadline. The exchange up to the response headers runs in a daemon worker the caller
+stops waiting for then (`ConnectTimeout` when no connection was made, else `ReadTimeout`), and a timer shuts
+the socket down so the body stream raises `ReadTimeout` instead of yielding more drips.
 
-- the exchange up to the response headers runs in a daemon worker thread that the caller stops waiting for
-  at the end (`ConnectTimeout` when no connection was made: DNS or TCP connect; `ReadTimeout` otherwise);
-- at the end a timer shuts the request's socket down, which wakes a worker blocked reading it, and the
-  body stream then raises `ReadTimeout` instead of yielding more drips.
-
-Callers see ordinary `httpx.TimeoutException`s, so existing error handling applies unchanged. A worker left
-behind is a daemon thread nobody joins (a resolver that never answers keeps it until the resolver gives up);
-a response it gets late is closed by the worker itself. This module never retries, sleeps or classifies.
+Callers see ordinary `httpx.TimeoutException`s. A worker left behind is a daemon thread nobody joins; a
+response it gets late it closes itself. This module never retries, sleeps or classifies.
 """
 
 from __future__ import annotations

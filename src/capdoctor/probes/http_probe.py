@@ -1,19 +1,14 @@
 """The attempt loop of the "switch the model" probe: bounded, sampled, backed-off, honouring Retry-After.
 
-Contract: a `Prober` sends the spend-nothing list call and then generations for one model at a time. The
-primary model is *sampled*: it gets `Budget.primary_attempts` attempts even after a success, spread with
-jitter, because capacity errors are intermittent and one lucky success proves little. Alternatives stop at
-their first success. Between attempts it backs off exponentially with jitter, honouring `Retry-After`
-(header or body hint) but never sleeping past the run's deadline — a hint longer than the time left ends
-that model's attempts. It never retries what cannot succeed (401/403/404, and failures whose signature says
-quota, account or client). It is hard-capped in requests (`Budget.max_requests`, this check's own cap) and
-takes every request, and its output tokens, from the run's budget (`ctx.provider_budget`, shared by every
-check: `capdoctor.run.budget`) so a diagnosis never adds load; when the run's budget refuses, it stops and records
-what it had planned and did not send (`not_sent`, `budget_note`). It stops everything after a connection-level
-failure that would only repeat (refused, timeout, TLS, DNS) or after `Budget.connection_strikes` connection
-failures in a row (a target that resets every request is answered in a second, not at the deadline). It
-picks the generation route the target answers (a 404 on one route is not a verdict). It records, it does
-not judge: findings are made by the models check from the `ModelRun`s.
+Contract: a `Prober` sends the spend-nothing list call, then generations for one model at a time. The primary
+is *sampled* (`Budget.primary_attempts` attempts even after a success: capacity errors are intermittent and one
+lucky success proves little); alternatives stop at their first success. It backs off exponentially with jitter,
+honouring `Retry-After` but never sleeping past the deadline, and never retries what cannot succeed (401/403/404,
+quota, account or client signatures). Requests and output tokens are capped by `Budget.max_requests` and taken
+from the run's budget (`ctx.provider_budget`); what a refusal left unsent is recorded (`not_sent`,
+`budget_note`). A connection failure that would only repeat (refused, timeout, TLS, DNS), or
+`Budget.connection_strikes` in a row, stops everything. It picks the generation route the target answers (a
+404 on one route is not a verdict). It records, it does not judge: the models check reads the `ModelRun`s.
 """
 
 from __future__ import annotations

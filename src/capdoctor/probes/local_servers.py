@@ -1,16 +1,11 @@
 """Local model servers: find Ollama, LM Studio, vLLM, llama.cpp and TGI on loopback and read their state.
 
-Contract: `candidates()` lists the base URLs worth probing (the Ollama base from options/OLLAMA_HOST, the
-target when it is local, each runtime's default port); `probe_server()` identifies what answers there with
-a few tiny GETs (Ollama `/api/version` and `/api/ps`, `/health`, TGI `/info`, `/v1/models`, and Gemini's
-`/v1beta/models` where `/v1/models` is not found); a server no runtime's answer identifies is named by the API
-shape it answered in (OpenAI's `data` list, Anthropic's `has_more` list or `{"type":"error"}` body, Gemini's
-`models` list), never called OpenAI-compatible for an Anthropic or Gemini answer;
-`ollama_load()` asks Ollama to load the target model with an empty chat (no tokens generated), which is
-where "model requires more system memory" appears. Parsers (`parse_ollama_ps`, `error_text`) are pure.
-Must not probe anything but the given bases, must not generate tokens, must not raise for a closed port or a
-malformed answer, and must not judge the error texts it returns: the signature table does that (the hardware
-check classifies them through `capdoctor.classifier.signatures`).
+Contract: `candidates()` lists the base URLs worth probing; `probe_server()` identifies what answers there with a
+few tiny GETs, and names a server no runtime's answer identifies by the API shape it answered in (OpenAI,
+Anthropic or Gemini), never calling an Anthropic or Gemini answer OpenAI-compatible; `ollama_load()` asks Ollama
+to load the target model with an empty chat (no tokens), which is where "model requires more system memory"
+appears. Must not probe anything but the given bases, generate tokens, raise for a closed port or a malformed
+answer, or judge the error texts it returns (the hardware check classifies them).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Proxy environment variables: what Python clients (urllib, httpx) will actually do with them.
 
-Contract: pure functions over an env *mapping* (the caller passes `ctx.env`; this module never reads
-`os.environ`). It mirrors CPython's `urllib.request.getproxies_environment()` (lowercase names win; an empty
-lowercase variable *deletes* the uppercase one) and httpx 0.28's `get_environment_proxies()` + `URLPattern`
-(`NO_PROXY` rules, most specific mount wins, `*` disables every proxy), then names the misconfigurations that
-break a client before any packet leaves (schemes httpx rejects, SOCKS without `socksio`).
-It must not do I/O, import httpx, or return a proxy URL with credentials in it unless asked for the raw value
-(`effective_proxy` returns the raw URL so a probe can use it; everything meant for output goes through
-`capdoctor.redact.redact_url`).
+Contract: pure functions over an env *mapping* (never `os.environ`). It mirrors CPython's
+`urllib.request.getproxies_environment()` (lowercase names win; an empty lowercase variable *deletes* the
+uppercase one) and httpx 0.28's `get_environment_proxies()` + `URLPattern` (`NO_PROXY` rules, most specific
+mount wins, `*` disables every proxy), then names the mistakes that break a client before any packet leaves.
+No I/O, no httpx; only `effective_proxy` returns a raw URL (for a probe): output goes through `redact_url`.
 """
 
 from __future__ import annotations
@@ -33,9 +30,8 @@ SOCKS_SCHEMES = frozenset({"socks5", "socks5h"})
 class EnvProxy:
     """The proxy settings a Python client derives from the environment.
 
-    `proxies` maps a key (`http`, `https`, `all`, `no`) to the effective raw value; `sources` maps the same key
-    to the variable name that supplied it; `variables` lists every `*_proxy` variable present (value
-    redacted, empty ones kept as "" because an empty lowercase variable matters).
+    `proxies` maps a key (`http`, `https`, `all`, `no`) to the effective raw value, `sources` to the variable that
+    supplied it; `variables` lists every `*_proxy` variable, redacted, empty ones kept (an empty lowercase one matters).
     """
 
     proxies: Mapping[str, str]

@@ -46,15 +46,7 @@ class SystemProxy:
 
     def to_dict(self) -> dict[str, object]:
         """Machine-readable facts for `result.data["system_proxy"]`."""
-        return {
-            "source": self.source,
-            "mode": self.mode,
-            "http": self.http,
-            "https": self.https,
-            "socks": self.socks,
-            "pac_url": self.pac_url,
-            "exceptions": list(self.exceptions),
-        }
+        return vars(self) | {"exceptions": list(self.exceptions)}
 
 
 def _url(scheme: str, host: str | None, port: str | int | None) -> str | None:

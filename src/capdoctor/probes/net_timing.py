@@ -289,9 +289,7 @@ def probe_path(
     """Measure one GET of `url` over a fresh connection, direct (`proxy=None`) or through `proxy`.
 
     Why fresh: pooled connections skip the connect and TLS events, so every path gets its own client.
-    `proxy_shown` is the redacted proxy URL put in the result. `admit` is asked before the edge-trace request
-    (the run's request budget: False leaves the trace out); `on_request` is the client's request hook (the
-    budget's guard, `probes.http_budget`). Never raises.
+    `admit` (the run's budget) is asked before the edge-trace request; `on_request` is the budget's hook. Never raises.
     """
     import httpx
 

@@ -93,10 +93,8 @@ _DER = 2
 def presented(sock: ssl.SSLSocket) -> list[bytes]:
     """The DER certificates the peer presented, leaf first, verified or not.
 
-    Python 3.13 made `get_unverified_chain()` public (DER bytes); 3.11 and 3.12 have it only on the private
-    `_sslobj`, as certificate objects that give their DER. Where neither exists, the leaf alone
-    (`getpeercert(binary_form=True)`, public everywhere): its issuer is the CA that signed it, which is the name
-    the finding needs.
+    Python 3.13 made `get_unverified_chain()` public; 3.11 and 3.12 have it only on the private `_sslobj`.
+    Where neither exists, the leaf alone: its issuer is the CA that signed it, the name the finding needs.
     """
     getter = getattr(sock, "get_unverified_chain", None)
     if getter is None:

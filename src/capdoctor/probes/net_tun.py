@@ -123,16 +123,7 @@ class TunCandidate:
 
     def to_dict(self) -> dict[str, object]:
         """Machine-readable facts for `result.data["tun"]["interfaces"]`."""
-        return {
-            "name": self.name,
-            "label": self.label,
-            "up": self.up,
-            "point_to_point": self.point_to_point,
-            "addresses": list(self.addresses),
-            "proxy_ranges": list(self.proxy_ranges),
-            "counts": self.counts,
-            "reasons": list(self.reasons),
-        }
+        return vars(self) | {k: list(getattr(self, k)) for k in ("addresses", "proxy_ranges", "reasons")}
 
 
 def _in(addr: str, nets: Iterable[str]) -> list[str]:

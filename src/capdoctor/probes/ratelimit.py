@@ -1,16 +1,13 @@
 """Rate-limit, quota and retry hints read from response headers and error bodies: pure parsing, no I/O.
 
-Contract: every function here takes strings (header values, body text) and an explicit `now`, and returns
-plain numbers or frozen dataclasses; nothing sleeps, fetches or reads the clock. The header spellings are
-the providers' data (`HeaderFamily` rows in each provider's module), so adding a provider's spelling means
-declaring it there, not code here. This module must not decide a cause: it reports numbers, the checks
-weigh them.
+Contract: every function takes strings and an explicit `now` and returns plain numbers or frozen dataclasses;
+nothing sleeps, fetches or reads the clock. Header spellings are the providers' data (`HeaderFamily` rows in
+each provider's module). It must not decide a cause: it reports numbers, the checks weigh them.
 
-Formats covered (platform-facts B.1-B.7): OpenAI `x-ratelimit-*` with Go-style durations (`6m0s`, `12ms`),
-Anthropic `anthropic-ratelimit-*` with RFC 3339 resets, Codex `x-codex-*-used-percent` with unix resets,
-OpenRouter `X-RateLimit-*` with epoch-millisecond resets, `retry-after` (seconds or HTTP-date),
-`retry-after-ms`, and Gemini's `RetryInfo.retryDelay` / "Please retry in Xs" in the body.
-Azure's `-1`/`0` values mean "unknown", never "exhausted".
+Formats (platform-facts B.1-B.7): OpenAI `x-ratelimit-*` with Go-style durations (`6m0s`), Anthropic
+`anthropic-ratelimit-*` with RFC 3339 resets, Codex `x-codex-*-used-percent`, OpenRouter `X-RateLimit-*` with
+epoch-millisecond resets, `retry-after` (seconds or HTTP-date), `retry-after-ms`, and Gemini's
+`RetryInfo.retryDelay` / "Please retry in Xs". Azure's `-1`/`0` values mean "unknown", never "exhausted".
 """
 
 from __future__ import annotations
@@ -145,15 +142,7 @@ class Window:
 
     def to_dict(self) -> dict[str, object]:
         """JSON shape for check data."""
-        return {
-            "family": self.family,
-            "name": self.name,
-            "limit": self.limit,
-            "remaining": self.remaining,
-            "reset_s": None if self.reset_s is None else round(self.reset_s, 3),
-            "used_percent": self.used_percent,
-            "unknown": self.unknown,
-        }
+        return vars(self) | {"reset_s": None if self.reset_s is None else round(self.reset_s, 3)}
 
 
 def _num(value: str | None) -> float | None:

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import httpx
 
-DEGRADED = frozenset({"degraded_performance", "partial_outage", "major_outage", "full_outage", "degraded"})
-MAINTENANCE = frozenset({"under_maintenance"})
 CACHE_TTL_S = 300.0
 
 

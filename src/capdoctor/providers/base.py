@@ -1,17 +1,13 @@
 """What every provider adapter knows, and the shapes they share: requests to send, errors and events read.
 
-Contract: one provider = one adapter class in one module, and that class is the only place capdoctor writes
-down what it knows about the provider: its hosts, key variables and key prefixes, base-URL and model
-variables, wire APIs, rate-limit header spellings (`HeaderFamily`), status page (`StatusPage`), model list,
-light models, the coding client's switch command, and the words that name it in a log. Discovery, the
-status and quota checks, the rate-limit parser, the models rules, the client checks and the log scanner read
-these attributes through `capdoctor.providers.catalog`; none of them keeps a per-provider table of its own.
+Contract: one provider = one adapter class in one module, the only place capdoctor writes down what it knows
+about the provider (hosts, key and base-URL variables, key prefixes, wire APIs, rate-limit headers
+(`HeaderFamily`), status page (`StatusPage`), light models, the client's switch command, its words in a log).
+Everything else reads these attributes through `capdoctor.providers.catalog`; no per-provider table elsewhere.
 
-An adapter is data plus small pure functions. It builds `ProbeRequest`s (cheapest first: the model list,
-then the smallest valid generation) and reads what comes back (`read_body`, `read_event`) into an
-`Outcome`: output seen, a failure with the provider's own code/type/message, or nothing decisive yet.
-Adapters never do I/O, never classify causes (that is `capdoctor.classifier.signatures`), and never hold a key
-beyond putting it into the request headers they return.
+An adapter is data plus small pure functions: it builds `ProbeRequest`s (cheapest first) and reads what comes
+back (`read_body`, `read_event`) into an `Outcome`. Adapters never do I/O, never classify causes (that is
+`capdoctor.classifier.signatures`), and never hold a key beyond the request headers they return.
 """
 
 from __future__ import annotations
@@ -67,11 +63,9 @@ class ProbeRequest:
 class HeaderFamily:
     """How one provider spells its rate-limit headers, as data for `capdoctor.probes.ratelimit`.
 
-    `template` builds a header name from a field and a window: `x-ratelimit-{field}-{window}` (OpenAI),
-    `anthropic-ratelimit-{window}-{field}` (Anthropic), `x-ratelimit-{field}` (one window, OpenRouter).
-    `fields` pairs what capdoctor reads (`limit`, `remaining`, `reset`, `used_percent`, `reset_after`) with the
-    provider's word for it; `reset_format` says how `reset` is written: `duration` (Go-style `6m0s`) or
-    `instant` (RFC 3339, HTTP-date or epoch). `reset_after` is always plain seconds.
+    `template` builds a header name from a field and a window (`anthropic-ratelimit-{window}-{field}`); `fields`
+    pairs what capdoctor reads (`limit`, `remaining`, `reset`, …) with the provider's word for it; `reset_format`
+    is `duration` (Go-style `6m0s`) or `instant` (RFC 3339, HTTP-date or epoch). `reset_after` is plain seconds.
     """
 
     name: str

@@ -1,14 +1,10 @@
 """The provider catalogue: every provider capdoctor knows, and the tables other modules derive from them.
 
-Contract: `ADAPTERS` lists one adapter class per provider (one module each, holding all that provider's
-facts — see `capdoctor.providers.base`); adding a provider means writing its module and adding its row
-here, nothing else. `adapter_for(name)` returns a fresh adapter (they are stateless); `PROVIDER_NAMES`
-lists what `--provider` accepts; the functions below answer the cross-provider questions (which provider
-does this host, model name, variable or key prefix point at) so that no other module keeps a per-provider
-table. Importing this module is cheap (no httpx). It must not do I/O.
-It lives in its own module rather than in the package's `__init__`: checks import these names lazily from
-worker threads, and a package `__init__` that imports its own submodules turns two threads importing the
-package and a submodule at once into an import deadlock.
+Contract: `ADAPTERS` lists one adapter class per provider (see `capdoctor.providers.base`); adding a provider
+means writing its module and adding its row here. The functions below answer the cross-provider questions (which
+provider does this host, model, variable or key prefix point at) so that no other module keeps a per-provider
+table. Cheap to import (no httpx), no I/O. Not the package's `__init__`: checks import these names lazily from
+worker threads, and an `__init__` that imports its own submodules can deadlock two threads importing at once.
 """
 
 from __future__ import annotations

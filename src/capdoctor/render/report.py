@@ -73,9 +73,8 @@ def build(
 ) -> dict[str, Any]:
     """The redacted report dict for `results` and `verdict` (the documented JSON schema).
 
-    `client` is the client in use (`clientuse.ClientInUse.to_dict()`); `demo` names the simulator scenario
-    when the run diagnosed the demo, so that no reader mistakes a demo report for a real one. `budget` is
-    the run's request budget as spent (`budget.RunBudget.to_dict()`): the caps and what each check sent.
+    `demo` names the simulator scenario when the run diagnosed the demo, so that no reader mistakes a demo
+    report for a real one; `budget` is the run's request budget as spent.
     """
     target_dict = target.to_dict() if target else None
     extra_secrets = [s for s in (*secrets, target.api_key if target else None) if s]

@@ -1,15 +1,9 @@
 """The terminal renderer: a staged checklist in the style of `flutter doctor`, then the verdict.
 
-One line per check with a glyph and its summary (details under it with `-v`), the per-model probe rows and
-an httpstat-like bar per network path when a check recorded them, then the verdict: cause, confidence,
-evidence, next steps, and one closing line. On a terminal, `Checklist` shows a spinner per running check
-while the runner works. Everything here presents the report dict; nothing is computed.
-
-Layout rules (see `render.console` for the console policy): on a terminal a wrapped item keeps its hanging
-indent (bullets, numbers and glyphs stay in their own column) and a `$ command` sits on its own line that
-Rich never folds, so it copies whole; in a pipe every logical line is one physical line. Each timing segment
-has its own glyph and its number is written out, so the bar reads without colour. Text from outside (provider
-messages, log lines, config values) is made inert before it reaches the terminal (`text.neutralise`).
+It presents the report dict; nothing is computed. On a terminal, `Checklist` shows a spinner per running check,
+a wrapped item keeps its hanging indent and a `$ command` sits on its own line that Rich never folds, so it
+copies whole; in a pipe every logical line is one physical line. Each timing segment has its own glyph and its
+number written out, so the bar reads without colour. Outside text is made inert first (`text.neutralise`).
 """
 
 from __future__ import annotations

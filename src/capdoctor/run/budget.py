@@ -1,30 +1,20 @@
 """The run's request budget: how many requests one diagnosis may send to the provider, and how much output.
 
-Contract: one `RunBudget` per run, held by the `Context` (`ctx.budget`), shared by every check and thread.
-It bounds the whole run, every check together, by `run.max_provider_requests` requests and
-`run.max_output_tokens` output tokens (the `max_tokens` of each generation request, taken when it is sent).
-A check asks before it sends (`take`) so that it can stop and say what it did not send; and every HTTP client
-capdoctor makes for the network (`Context.http_client`, the paths check's own clients) carries a request hook
-(`probes.http_budget`) that counts what really leaves for the provider and refuses, before it is sent, a
-request that would exceed the budget — so no check, however written, can send more.
+Contract: one `RunBudget` per run (`ctx.budget`), shared by every check and thread, bounds the whole run by
+`run.max_provider_requests` requests and `run.max_output_tokens` output tokens (each generation's `max_tokens`).
+A check asks before it sends (`take`) so that it can say what it did not send; and every HTTP client capdoctor
+makes for the network carries a hook (`probes.http_budget`) that counts what really leaves for the provider and
+refuses a request that would exceed the budget — so no check, however written, can send more.
 
-What counts as a provider request: every HTTP request whose URL has the target's API origin — the scheme,
-host and port of the target's base URL — whichever check sends it (the models check's list and generations,
-the quota check's key endpoint, the paths check's timed GETs and edge trace, the hardware check reading a
-target that is a local server) and whichever way it goes (direct, or through a proxy: the request's URL is
-still the provider's). The status page, the reference endpoint, package registries and local model servers
-on other ports have other origins and are not counted; a configured `status_url` or `reference_url` is never
-counted, even on the provider's host. A bare TCP connect or TLS handshake (the paths check's address
-families, the proxy check's certificate read) is not a request and is not counted. A request that never got
-an answer (refused, reset) still counts: it was sent.
+A provider request is any HTTP request to the target's API origin (scheme, host and port of its base URL),
+whichever check sends it and whether direct or through a proxy. Other origins (status page, registries, local
+servers on other ports) and a configured `status_url` or `reference_url` never count; neither does a bare TCP
+connect or TLS handshake. A request that got no answer (refused, reset) still counts: it was sent.
 
-Priority: the models check is the diagnosis. While it runs, a reserve of the budget is held for it (its
-primary sampling and one alternative's attempts: `models_reserve`); the checks that run beside it (paths,
-hardware) share what is left of the budget beyond that reserve, and the reserve is released when the models
-check finishes (the runner calls `release`), so the quota check, which runs after it, can use what the
-models check left. Simple on purpose: one reserve, one holder, no queue.
-
-This module does no I/O and imports nothing heavy (the hook that needs httpx lives in `probes.http_budget`).
+Priority: the models check is the diagnosis. While it runs a reserve is held for it (`models_reserve`); the
+checks beside it share what is left beyond that, and the runner releases the reserve when it finishes
+(`release`) so the quota check, after it, can use the rest. Simple on purpose: one reserve, one holder, no queue.
+No I/O and nothing heavy here (the httpx hook lives in `probes.http_budget`).
 """
 
 from __future__ import annotations
@@ -62,13 +52,6 @@ def models_reserve(options: Any) -> int:
     alternative's attempts, within its own cap (`models.max_requests`)."""
     wanted = 1 + int(options["models.primary_attempts"]) + int(options["models.max_attempts"])
     return min(wanted, int(options["models.max_requests"]))
-
-
-@dataclass
-class Spent:
-    """What the budget refused one check: requests not sent (the check adds what it had planned)."""
-
-    refused: int = 0
 
 
 @dataclass

@@ -1,13 +1,9 @@
 """When this process started, as a `time.monotonic()` instant: `--timeout` counts from there.
 
-Why: the timeout promises when the *process* ends, and start-up (the interpreter, the imports) is part of
-that time — on a loaded machine it takes a second or more. Linux: `/proc/self/stat` (start time in clock
-ticks since boot) against `CLOCK_BOOTTIME`; macOS and Windows: psutil's process creation time (wall clock)
-against `time.time()`. Where neither works, the time the `capdoctor` package was imported, the earliest
-instant capdoctor itself saw.
-
-`parse_stat_starttime` is pure (tested on captured text); `process_started()` reads the OS once. Nothing
-here may raise: a clock that cannot be read gives the fallback.
+Why: the timeout promises when the *process* ends, and start-up (the interpreter, the imports) can take a second
+or more on a loaded machine. Linux: `/proc/self/stat` against `CLOCK_BOOTTIME`; macOS and Windows: psutil's
+creation time against `time.time()`; else the time the `capdoctor` package was imported. Nothing here may raise:
+a clock that cannot be read gives the fallback.
 """
 
 from __future__ import annotations

@@ -26,13 +26,10 @@ if TYPE_CHECKING:
 class Target:
     """The provider endpoint being diagnosed, with where each value came from.
 
-    `api_key` holds the secret itself (read from the variable named by `api_key_env`, or from a client's
-    config); it is excluded from `repr` and from `to_dict`, and the redactor scrubs its value from every
-    output. `sources` maps a field name (`provider`, `base_url`, `model`, `key`…) to a human source
-    such as `flag --base-url`, `env OPENAI_BASE_URL` or `~/.codex/config.toml`.
-    `wire_api` is `"chat"` or `"responses"` when known (Codex config `wire_api`), else None.
-    `client` names the AI client whose own settings supplied values of this target (`codex`, `claude`, `gemini`), None
-    when flags, the environment or capdoctor.toml named it all: one source for "which client is in use".
+    `api_key` holds the secret itself; it is excluded from `repr` and `to_dict`, and the redactor scrubs it from
+    every output. `sources` maps a field name to a human source (`env OPENAI_BASE_URL`, `~/.codex/config.toml`).
+    `wire_api` is `"chat"` or `"responses"` when known. `client` names the AI client whose own settings supplied
+    values (`codex`, `claude`, `gemini`), None when flags, the environment or capdoctor.toml named it all.
     """
 
     provider: str
@@ -84,12 +81,10 @@ def user_dir(kind: str, env: Mapping[str, str], home: Path, platform: str) -> Pa
 class Context:
     """Everything a check may read. One per run; the runner adds finished results to `results`.
 
-    `deadline` is a `time.monotonic()` instant shared by the whole run: checks size their own timeouts with
-    `remaining()` so that nothing outlives it. `options` are the run's checked option values, defaults filled
-    in (`capdoctor.target.options`): `ctx.options["models.max_attempts"]` is an int; a plain dict given here is
-    checked the same way. `budget` is the run's one request budget (`capdoctor.run.budget`): made from the
-    `run.*` options and the target when not given, and shared by every copy of the context (the runner's
-    per-check copies keep the same object), so it bounds the whole run.
+    `deadline` is a `time.monotonic()` instant shared by the whole run: checks size their timeouts with
+    `remaining()` so that nothing outlives it. `options` are the checked option values, defaults filled in (a
+    plain dict given here is checked the same way). `budget` is the run's one request budget, shared by every
+    copy of the context (the runner's per-check copies keep the same object), so it bounds the whole run.
     """
 
     env: Mapping[str, str]
@@ -156,13 +151,10 @@ class Context:
     ) -> httpx.Client:
         """An httpx client bounded by the deadline, with capdoctor's User-Agent.
 
-        Every request it sends ends by its own timeout (the `timeout=` a call passes, else this one) cut to
-        the run's deadline, whole — headers, body, DNS included — however slowly a server answers
-        (`probes.http_deadline`). Every request to the provider is counted against the run's budget and
-        refused, unsent, once it is spent (`probes.http_budget`); `check` names whose requests those are when
-        the check sends without taking from the budget first. `trust_env` is False by default so that a
-        probe takes exactly the path the check chose; checks that want the user's proxy path pass a `proxy=`
-        explicitly (the proxy check decides what that is).
+        Every request ends by its own timeout cut to the run's deadline, whole, however slowly a server answers
+        (`probes.http_deadline`), and every request to the provider is counted against the run's budget and
+        refused once it is spent (`probes.http_budget`; `check` names whose requests those are). `trust_env` is
+        False so that a probe takes exactly the path the check chose; a check wanting the user's proxy passes `proxy=`.
         """
         import httpx
 

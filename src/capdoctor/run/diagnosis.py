@@ -64,8 +64,8 @@ class RunOutcome:
 def diagnose(request: RunRequest, observer: Observer | None = None) -> RunOutcome:
     """Run the selected checks under one deadline and decide; raises `UsageError` for unknown check ids.
 
-    The checks' deadline is `started + timeout - FINISH_RESERVE_S`; what follows it (verdict, report) is
-    imported before the checks start, so that the work after the deadline is only computing.
+    The checks' deadline is `started + timeout - FINISH_RESERVE_S`; the verdict and report are imported before
+    the checks start, so the work after the deadline is only computing.
     """
     from capdoctor.checks import registry
     from capdoctor.render.report import build

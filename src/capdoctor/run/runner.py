@@ -1,15 +1,12 @@
 """The staged runner: runs checks concurrently under one deadline, contains crashes, reports progress.
 
-Cross-cutting concerns live here and nowhere else: ordering by stage, waiting for the checks a check reads
-(`after`), skipping checks whose needs are unmet, timing, the single deadline, and turning crashes and
-overruns into `error` results. Each check runs in a daemon thread, so a check that hangs can never keep the
-CLI from finishing: at the deadline it is reported as "timed out after N s" and abandoned.
+Ordering by stage, waiting for the checks a check reads (`after`), unmet needs, timing, the deadline, and
+turning crashes and overruns into `error` results live here and nowhere else. Each check runs in a daemon
+thread, so one that hangs is reported at the deadline as "timed out after N s" and abandoned.
 
-Shares of the time: a check that others wait for (`after`) sees a context whose deadline is its share of the
-time left when it starts (`DEPENDED_SHARE`); its requests size themselves by it, and its dependants start
-when it finishes or when its share (plus `SHARE_GRACE_S`) is spent, whichever comes first — one slow check
-never keeps the later ones from running. A result that arrives after its dependants went ahead says so in
-its details. Progress goes to an observer (the terminal renderer draws spinners); the runner never prints.
+A check that others wait for sees a deadline of its share of the time left (`DEPENDED_SHARE`); its dependants
+start when it finishes or its share (plus `SHARE_GRACE_S`) is spent, so one slow check never keeps the later
+ones from running. Progress goes to an observer; the runner never prints.
 """
 
 from __future__ import annotations
@@ -179,8 +176,8 @@ def run_checks(
 ) -> list[CheckResult]:
     """Run `checks` concurrently under `ctx.deadline` and return one result per check, in stage order.
 
-    A check starts as soon as every check named in its `after` that is part of this run has finished.
-    Results are added to `ctx.results` as they arrive so that dependants can read them.
+    A check starts once every check of this run named in its `after` has finished; results go into
+    `ctx.results` as they arrive.
     """
     run = _Run(checks, ctx, observer or NullObserver())
     with run.done:

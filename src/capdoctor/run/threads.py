@@ -25,8 +25,7 @@ V = TypeVar("V")
 def run_parallel(jobs: Sequence[tuple[K, Callable[[], V]]], budget: float, name: str = "job") -> dict[K, V]:
     """Run every job in its own daemon thread; the results of those that finished within `budget` seconds.
 
-    The first exception a finished job raised is re-raised here once every job has finished or the budget
-    is spent.
+    The first exception a finished job raised is re-raised once every job has finished or the budget is spent.
     """
     out: dict[K, V] = {}
     errors: list[BaseException] = []

@@ -1,13 +1,8 @@
 """The provider simulator: a real HTTP server on loopback that answers like OpenAI, Anthropic, Gemini, Ollama
 (native and OpenAI-compatible) and OpenRouter, plus a Statuspage and Cloudflare's trace, under a named scenario.
 
-It backs `capdoctor simulate` / `capdoctor demo` and the test suite. Modules:
-  scenarios.py   the scenarios, with the providers' literal error responses as data
-  hosted.py      hosted OpenAI-compatible providers as rows (prefix, catalogue, headers, their own words)
-  payloads.py    success bodies, headers, model catalogues and stream framing (pure)
-  statuspage.py  Statuspage v2 and incident.io-style documents (pure)
-  routes.py      request -> response decisions (pure apart from the clock and ids)
-  server.py      `Simulator` (start/stop, request log, hang/RST/truncation) and `serve()`
+It backs `capdoctor simulate` / `capdoctor demo` and the test suite; `server.py` holds `Simulator` and `serve()`,
+`routes.py` the request -> response decisions, the other modules the providers' data.
 
 Routes, all on one port (`Simulator.base_url(provider)` gives the client-facing base):
   /v1/{models,chat/completions,responses}                       OpenAI

@@ -32,9 +32,8 @@ def _no_rate_headers(now: datetime) -> dict[str, str]:
 class HostedShape:
     """One hosted OpenAI-compatible provider as the simulator plays it.
 
-    `name` is both the wire shape (a key in scenario replies) and the capdoctor provider a client uses;
-    `prefix` is where its base URL lives on the simulator's port; `catalog` is (primary, alternatives);
-    `headers()` the headers every response carries, `rate_headers(now)` those of a successful generation.
+    `name` is both the wire shape (a key in scenario replies) and the capdoctor provider; `prefix` is where its
+    base URL lives on the simulator's port; `catalog` is (primary, alternatives).
     """
 
     name: str

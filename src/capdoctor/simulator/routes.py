@@ -212,8 +212,7 @@ def _stream_error(sc: Scenario, shape: str) -> Any:
 def _models_for(sc: Scenario, shape: str) -> list[str]:
     """The models a list endpoint shows: the shape's catalogue plus the scenario's own models.
 
-    The scenario's models are offered on every shape, so a scenario can be played through any client
-    (e.g. the `quota` scenario's gpt-5.5 through the Gemini shape).
+    The scenario's models are offered on every shape, so a scenario can be played through any client.
     """
     primary, alts = _catalog(shape)
     models = [primary, *payloads.ALSO_SERVED.get(shape, ()), *alts]

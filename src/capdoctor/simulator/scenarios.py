@@ -97,8 +97,7 @@ class Scenario:
     `stream_cut`: streamed requests lose the connection after the first delta (no terminal event).
     `transport`: "http", "blackhole" (accept, never answer), "reset" (RST after the request), "captive".
     `status_page`: "green", "incident" or "broken" (HTML 500).
-    `requires_key`: an API request that carries no key (no Authorization / x-api-key / x-goog-api-key /
-    api-key header) gets the shape's literal missing-key refusal (`NO_KEY`), as the real providers answer.
+    `requires_key`: a request without a key header gets the shape's literal missing-key refusal (`NO_KEY`).
     """
 
     name: str

@@ -1,22 +1,17 @@
 """The AI clients' own configuration files: the one place that knows where they are and how they are written.
 
 Contract: pure `parse_*` functions turn a file's text into a frozen dataclass whose values each carry their
-source (`~/.codex/config.toml [model_providers.relay] env_key`); small `read_*` functions turn a path into
-the same dataclass, `None` when the file does not exist, or a `ClientConfigError` (a `ConfigError`) naming
-the file, and the line where known, when it cannot be read or is not valid TOML/JSON. Files covered:
-Codex `$CODEX_HOME/config.toml` (`model`, `model_provider`, the active `[model_providers.*]` table with
-`base_url`/`env_key`/`wire_api`/`query_params`, `openai_base_url`) and `$CODEX_HOME/.env`; Claude Code
-`settings.json` (user, project, project local: the `env` block and `model`); Gemini CLI
-`~/.gemini/settings.json` (`model`) and the `.gemini/.env` it loads (project, else user). `read_text` and
-`parse_toml` also read capdoctor's own file.
+source (`~/.codex/config.toml [model_providers.relay] env_key`); `read_*` turn a path into the same, `None` when
+the file does not exist, or a `ClientConfigError` (a `ConfigError`) naming the file and line when it cannot be
+read or parsed. Files: Codex `$CODEX_HOME/config.toml` and `.env`, Claude Code `settings.json` (user, project,
+project local), Gemini CLI `~/.gemini/settings.json` and the `.gemini/.env` it loads; and capdoctor's own file.
 
 Why values of the wrong type are not parse errors: the clients mostly ignore them, so the parsers keep them
-out of the values and record them in `problems` (file and line included); strict callers (target
-discovery) raise them with `raise_problems`, lenient ones (the `client` and `proxy` checks) ignore them.
+out of the values and record them in `problems`; strict callers (discovery) raise them with `raise_problems`,
+lenient ones (the `client` and `proxy` checks) ignore them.
 
-It must not read credential files (auth.json, ~/.claude.json), print anything, or decide anything about the
-target. Values are what the files say, secrets included (a settings `env` block may hold a key), so callers
-decide what may be shown; `Setting` keeps its value out of `repr`.
+It must not read credential files (auth.json, ~/.claude.json), print, or decide about the target. Values are
+what the files say, secrets included, so callers decide what may be shown; `Setting` keeps its value out of repr.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Which client the user runs: one answer for the next steps, the ticket and `capdoctor fallback --format`.
 
-Contract: `client_in_use(target, client_data)` is pure. It reads the report's `target` dict (its `client`
-says which client's own settings supplied the target) and the `client` check's `data` (installed clients,
-running sessions, installed SDKs), both as plain mappings so that any caller holding a report can ask.
-Order of evidence: the client whose settings the target came from; else the one client for this provider
-with sessions running; else the one installed client for this provider; else the provider's Python SDK when
-it is installed; else "unknown" with the reason. `ClientInUse.switch_model` says how that client switches
-model, so a next step never tells an SDK user to run `codex --model`. No I/O, nothing heavy imported.
+Contract: `client_in_use(target, client_data)` is pure over the report's `target` dict and the `client` check's
+`data`, as plain mappings, so that any caller holding a report can ask. Order of evidence: the client whose
+settings the target came from; else the one client for this provider with sessions running; else the one
+installed; else the provider's Python SDK when installed; else "unknown" with the reason. `switch_model` says
+how that client switches model, so a next step never tells an SDK user to run `codex --model`.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """capdoctor's own configuration files: `capdoctor.toml` in the project and in the user config dir, read once.
 
 Contract: `read_config_files(cwd, home, env, platform)` returns the files that exist, in precedence order, each
-parsed (`ConfigError` with file and line for one that does not parse); `load_options(files, flags, env)` turns
-their `[options]` tables and the flags into checked `Options` (see `capdoctor.target.options`); `config_warnings(files)`
-names what those files hold that nothing reads. Target discovery (`capdoctor.target.discovery`) reads the `[target]`
-table of the same files.
-
-Why a module of its own: every command reads these files before anything else, and `capdoctor logs` needs nothing
-more of the configuration; target discovery imports every provider adapter (~15 ms a start).
+parsed (`ConfigError` with file and line otherwise); `load_options` turns their `[options]` and the flags into
+checked `Options`; `config_warnings` names what they hold that nothing reads. Discovery reads their `[target]`.
+A module of its own because every command reads these files first, and `capdoctor logs` needs nothing more:
+target discovery imports every provider adapter (~15 ms a start).
 """
 
 from __future__ import annotations

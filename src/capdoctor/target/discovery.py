@@ -1,27 +1,19 @@
 """Target discovery: which provider, base URL, model and key a diagnosis should use, and where each came from.
 
 Contract: `discover(flags, env, home, cwd, platform)` resolves every field of a `Target` in one fixed order —
-flags → `capdoctor.toml` (project dir, then the user config dir) → environment variables → the clients' own
-config (Codex `$CODEX_HOME/config.toml`, Claude Code `~/.claude/settings.json` `env` block and `model`, Gemini
-CLI `~/.gemini/settings.json` `model` and the `.gemini/.env` it loads) → the provider's
-defaults — and records a human source for each (`flag --base-url`, `env ANTHROPIC_BASE_URL`,
-`~/.codex/config.toml`). `describe()` reports the effective values with their sources for `capdoctor config`,
-the options with theirs, the key's variable, whether it is set, where its name came from and its shape
-(`capdoctor.target.keys`; never its value), and findings such as a base URL
-pointing at a dead loopback port or a relay, a stale `*_BASE_URL` exported from a shell profile, or a
-client's config file that cannot be read. capdoctor.toml is read once, by `capdoctor.target.configfile` (which also
-turns its `[options]` into checked `Options`); `discover` reads its `[target]`. The clients' files are read and
-parsed by `clientconfig`; this module only decides what they mean for the target and in which order.
+flags → `capdoctor.toml` (project, then user) → environment → the clients' own config (Codex, Claude Code,
+Gemini CLI) → the provider's defaults — and records a human source for each (`env ANTHROPIC_BASE_URL`).
+`describe()` reports the values with their sources for `capdoctor config`, the key's variable and shape (never
+its value), and findings such as a dead loopback base URL, a relay, a stale `*_BASE_URL` from a shell profile,
+or an unreadable client file. The files are read by `configfile` and `client_settings`; this module only
+decides what they mean for the target and in which order.
 
-What stops a run and what does not: a bad value the user gave capdoctor itself (a flag, capdoctor.toml, a
-variable capdoctor reads such as `OPENAI_BASE_URL`) raises `UsageError`/`ConfigError` naming the value and
-where it came from (exit 2, before any request). A client's own file that is broken or holds an unusable
-value is the diagnosis, not a reason to stop: discovery goes on without it, and the `client` check and
-`capdoctor config` report it with the file and line.
+What stops a run: a bad value the user gave capdoctor itself (a flag, capdoctor.toml, a variable capdoctor reads)
+raises `UsageError`/`ConfigError` naming it (exit 2, before any request). A client's own broken file is the
+diagnosis, not a reason to stop: discovery goes on without it and the `client` check reports it.
 
-It must not take a key from the command line (`--api-key-env` names a variable), print anything, or put a
-key's value into anything `describe()` returns. Only `describe()` does network I/O (one short loopback
-connect per local base URL).
+It must not take a key from the command line, print anything, or put a key's value into what `describe()`
+returns. Only `describe()` does network I/O (one short loopback connect per local base URL).
 """
 
 from __future__ import annotations
@@ -134,8 +126,8 @@ def _at(file: str, text: str, key: str) -> str:
 def value_problem(key: str, value: str) -> str | None:
     """Why `value` cannot be the target's `key` (`is empty`, `contains a line feed`, …), or None.
 
-    The same rule for every source: what a flag, capdoctor.toml or a variable gives is refused with it
-    (exit 2), what a client's file gives is left out and reported (see the module docstring).
+    What a flag, capdoctor.toml or a variable gives is refused with it (exit 2); what a client's file gives is
+    left out and reported.
     """
     if key == "base_url":
         return url_problem(value)

@@ -1,15 +1,11 @@
 """The key, described without its value: its variable, whether it is set, where its name came from, its shape.
 
-Contract: `describe_key(target, env)` is pure (the environment is a mapping the caller passes). It names the
-variable the target reads the key from (or, when nothing named one, the provider's own variables), says
-whether it is set, empty or only whitespace, where that name came from (`flag --api-key-env`, a
-capdoctor.toml, a client's config, or the provider's default), and the key's shape: its length and the
-provider family of its prefix, from the catalogue's `key_prefixes` (a prefix such as `sk-ant-` is public; no
-other character of the value is ever kept). `KeyFacts.problem` names what is wrong before any request is
-sent: `unset`, `empty`, `whitespace`, `template` (a URL or an unexpanded `${…}`), `foreign` (another
-provider's key at this provider's own host) or None. Deciding what a problem means for the verdict is the
-models rules' job (a missing key wins over the 401 it causes); `capdoctor config` shows the same facts.
-This module must not read os.environ, print, or return any part of the key beyond a known public prefix.
+Contract: `describe_key(target, env)` is pure. It names the variable the target reads the key from, whether it
+is set, empty or only whitespace, where that name came from, and the key's shape: its length and the provider
+family of its prefix (a prefix such as `sk-ant-` is public; no other character is ever kept). `KeyFacts.problem`
+names what is wrong before any request: `unset`, `empty`, `whitespace`, `template` (a URL or an unexpanded
+`${…}`), `foreign` (another provider's key at this provider's host) or None; the models rules decide what it
+means for the verdict. It must not read os.environ, print, or return any part of the key beyond that prefix.
 """
 
 from __future__ import annotations
@@ -29,9 +25,8 @@ TEMPLATE_MARKERS = ("${", "$(", "{{")
 class KeyFacts:
     """What capdoctor knows about the target's key, never its value.
 
-    `variable` is the variable the key is read from (None when nothing named one and none is set);
-    `candidates` the provider's own variables; `state` one of `set`, `unset`, `empty`, `whitespace`;
-    `family`/`prefix` the provider whose key prefix the key starts with (None when unknown).
+    `variable` is the variable the key is read from (None when nothing named one and none is set); `state` is
+    `set`, `unset`, `empty` or `whitespace`; `family`/`prefix` the provider whose key prefix it starts with.
     """
 
     provider: str

@@ -1,20 +1,17 @@
 """The run options, declared once: name, kind, default, help, and the flag or variable that also sets them.
 
-Contract: `SPECS` is the one table of options. It feeds the `[options]` table of capdoctor.toml (project and
-user file), the command-line flags that set an option (`--timeout`, `--since`, `--reference-url`, `--log`),
-the environment variables that do (`CAPDOCTOR_NO_NETWORK_LOOKUPS`), validation, the values checks read
-(`ctx.options["models.max_attempts"]` is an `int`, already checked, the default filled in) and
-`capdoctor config` (every value with where it came from). Adding an option is adding one `OptionSpec` row;
-a kind that does not exist yet is one parser in `KINDS`.
+Contract: `SPECS` is the one table of options: it feeds capdoctor.toml's `[options]`, the flags and variables
+that set an option, validation, the values checks read (`ctx.options["models.max_attempts"]` is a checked
+`int`, default filled in) and `capdoctor config`. Adding an option is one `OptionSpec` row; a new kind is one
+parser in `KINDS`.
 
-`resolve(layers)` checks every given value once, where it is read, and returns an `Options` mapping; a bad
-value raises `OptionError` (a `UsageError`: exit 2) with one line naming the value and its source, before any
-request is sent. Precedence, highest first: flags, the project capdoctor.toml, the user capdoctor.toml, the
-environment, the default (the same order target discovery uses). `unknown_keys()` names what a
-capdoctor.toml holds that no one reads (`[optoins]`), with the closest known name, for a warning line.
+`resolve(layers)` checks every given value once and returns an `Options` mapping; a bad value raises
+`OptionError` (a `UsageError`: exit 2) naming the value and its source, before any request. Precedence, highest
+first: flags, project capdoctor.toml, user capdoctor.toml, environment, default (target discovery's order).
+`unknown_keys()` names what a capdoctor.toml holds that no one reads, with the closest known name.
 
-This module is imported by the CLI at start-up for the flags' help: it must stay light (no httpx, no rich,
-nothing from the logs scanner until a `since` value is checked) and must not read files or print.
+Imported by the CLI at start-up for the flags' help: it must stay light (no httpx, no rich, nothing from the
+logs scanner until a `since` value is checked) and must not read files or print.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """URLs the user gives capdoctor: checking them once, and joining a path onto a base URL.
 
-Contract: `check_url(value, source)` says what is wrong with a URL the user gave (a base URL, a status page,
-a reference endpoint) in one line naming the value and where it came from, or returns the URL stripped of
-surrounding blanks; `join(base, path)` puts `path` under `base` keeping the base's query (Azure's
-`?api-version=…`), and `root(base, suffixes)` drops a trailing version segment (`/v1`) the same way. Every
-place that builds a request URL from a base goes through `join`/`root`, so a base URL with a query is
-joined as the SDKs join it: `https://h/openai/v1?api-version=x` + `responses` →
-`https://h/openai/v1/responses?api-version=x`.
+Contract: `check_url(value, source)` names what is wrong with a URL the user gave, with where it came from, or
+returns it stripped; `join(base, path)` puts `path` under `base` keeping the base's query and `root(base,
+suffixes)` drops a trailing version segment, so a base with a query is joined as the SDKs join it:
+`https://h/openai/v1?api-version=x` + `responses` → `https://h/openai/v1/responses?api-version=x`.
 
-Pure functions over strings: no I/O, no httpx (start-up stays light). They must not guess a scheme or host
-for a value that has none: a URL that cannot be used is refused, never silently replaced.
+Pure, no httpx (start-up stays light). A URL that cannot be used is refused, never given a guessed scheme or host.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """What the verdict advises: each cause's summary and generic steps, filtered and completed by what was measured.
 
-Advice follows from the cause *and* the facts, never from the cause alone: "switch TUN to system-proxy mode"
-is said only where a proxy or TUN was seen, "sign out of every device" only with account risk-control
-evidence, "wait for the reset time" only where a reset time was read, "upgrade the client" only where an
-installed client is behind. `FACTS` names each fact and how it is read from the findings; `TOPIC_NEEDS` says
-which fact each kind of step needs; `TOPIC_CONTRADICTED` which fact rules a kind of step out (a local server
-that is down makes every proxy and path step wrong); `FACT_STEPS` adds the step a fact calls for. A step of
-a finding's own is filtered by the same tables. Pure: no I/O.
+Advice follows from the cause *and* the facts, never from the cause alone: "switch TUN to system-proxy mode" is
+said only where a proxy or TUN was seen, "wait for the reset time" only where one was read. `FACTS` names each
+fact and how it is read; `TOPIC_NEEDS` says which fact each kind of step needs, `TOPIC_CONTRADICTED` which rules
+it out (a local server that is down makes every proxy step wrong); `FACT_STEPS` adds the step a fact calls for.
+A finding's own steps are filtered by the same tables. Pure: no I/O.
 """
 
 from __future__ import annotations

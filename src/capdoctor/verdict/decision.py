@@ -1,23 +1,18 @@
 """The verdict: one pure function from check results to the primary cause, what else is present, how sure, and
 what to do.
 
-This is the only place where capacity vs quota vs account vs network vs hardware vs client is decided.
-`decide` does no I/O, reads no clock and imports nothing heavy, so it is tested exhaustively with hand-written
-result lists (contradictory and mixed ones included) and reused unchanged by `logs`, `explain` and `history`.
+The only place where capacity vs quota vs account vs network vs hardware vs client is decided. `decide` does no
+I/O, reads no clock and imports nothing heavy, so it is tested exhaustively with hand-written result lists and
+reused unchanged by `logs`, `explain` and `history`.
 
-The primary cause (`Verdict.cause`) is the one that explains most of what the user sees now: the findings are
-weighed per cause with their occurrence facts (how often, over how long, how recent, recovered on retry or
-still holding) by the rules of `weighing.py`. Every other cause the evidence supports in its own right is
-named beside it in `Verdict.also`, strongest first, with its own confidence, counts and times; `inconclusive`
-is kept for evidence that truly conflicts. The next steps follow from the cause and from what was measured
-(`advice.py`). The confidence is the raw evidence measure mapped through `calibration.py`, so that a stated
-90% is right about nine times in ten on real error texts.
+The primary cause explains most of what the user sees now: findings are weighed per cause with their occurrence
+facts by `weighing.py`. Every other cause the evidence supports on its own is named in `Verdict.also`;
+`inconclusive` is kept for evidence that truly conflicts. Next steps come from `advice.py`; the confidence is
+mapped through `calibration.py`, so a stated 90% is right about nine times in ten on real error texts.
 
-"No problem" is only said about what was tested. Every check that was skipped or broke, and every part a check
-reports in `data["untested"]` (`{what, why, open_causes, decisive}`: the status page that could not be read,
-generation under `--no-inference`), is a coverage gap: `none` keeps its high confidence only without gaps, drops
-with each gap and names them in its summary, and a decisive gap (generation not probed) makes the verdict
-`inconclusive`, naming the causes it could not rule out.
+"No problem" is only said about what was tested. Every skipped or broken check, and every part a check reports
+in `data["untested"]`, is a coverage gap: `none` drops confidence with each gap and names them, and a decisive
+gap (generation not probed) makes the verdict `inconclusive`, naming the causes it could not rule out.
 """
 
 from __future__ import annotations
@@ -39,22 +34,9 @@ from capdoctor.model import (
 )
 from capdoctor.target.clientuse import ClientInUse
 from capdoctor.text import stamp as _stamp
-from capdoctor.verdict.advice import CAUSE_TEXT, STEP_TOPICS, CauseText, dedupe, fit_step, measured, steps_for, summary
+from capdoctor.verdict.advice import CAUSE_TEXT, CauseText, dedupe, fit_step, measured, steps_for, summary
 from capdoctor.verdict.calibration import calibrate
-from capdoctor.verdict.weighing import PER_CHECK_CAP, WEIGHTS, CauseFacts, score, weigh, weight
-
-__all__ = [
-    "CAUSE_TEXT",
-    "PER_CHECK_CAP",
-    "STEP_TOPICS",
-    "WEIGHTS",
-    "CauseText",
-    "Gap",
-    "coverage_gaps",
-    "decide",
-    "fit_step",
-    "score",
-]
+from capdoctor.verdict.weighing import CauseFacts, weigh, weight
 
 CONFIDENCE_SCALE = 2.5
 """Evidence weight at which the raw measure reaches 1 - 1/e (~0.63) before the share is applied."""
@@ -96,8 +78,7 @@ NONE_FLOOR = 0.4
 class Gap:
     """Something a run did not test: which check, what, why, which causes it leaves open, how much it weighs.
 
-    `decisive` marks a gap that the question cannot be answered without (the model's generation was never
-    probed): then "no problem" is not said at all.
+    `decisive`: the question cannot be answered without it (generation never probed); "no problem" is not said.
     """
 
     check: str

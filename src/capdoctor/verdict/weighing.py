@@ -1,15 +1,12 @@
 """How the verdict weighs mixed evidence: per-cause facts (how often, over how long, how recent, recovered or
 persisting) and the small table of rules an engineer applies to them.
 
-Every finding adds its strength's weight to its cause (`against` subtracts); one check's contribution to one
-cause is capped, so a check that lists many similar findings cannot outvote the rest; a cause backed only by
-weak hints is discounted when another cause has a strong one. Then the occurrence facts the findings carry
-(`count`, `first`, `last`, `recovered` in their data, and the log's "went quiet on" finding) scale each cause by
-`CAUSE_RULES`: repeats weigh more (sub-linearly), a failure that stopped hours before the newest one while
-another cause went on is history, and the failure the evidence ends on with nothing completing after it is
-what blocks the user now. `CROSS_RULES` encode what no single cause's facts show (a TUN carrying the
-provider's traffic while every model fails; a local server that ran out of memory explains the refused
-connections to it). Pure: no I/O, no clock (recency is measured against the newest evidence, not now).
+Every finding adds its strength's weight to its cause (`against` subtracts); one check's share of one cause is
+capped, so a check listing many similar findings cannot outvote the rest; weak-only causes are discounted
+beside a strong one. `CAUSE_RULES` then scale each cause by its occurrence facts: repeats weigh more
+(sub-linearly), a failure that stopped hours before another cause went on is history, and the failure the
+evidence ends on is what blocks the user now. `CROSS_RULES` encode what no single cause's facts show (a TUN
+carrying the provider's traffic while every model fails). Pure: recency is measured against the newest evidence.
 """
 
 from __future__ import annotations
@@ -75,10 +72,9 @@ def _when(value: Any) -> datetime | None:
 class CauseFacts:
     """Everything the findings say about one cause: its weight before the rules and its occurrences.
 
-    `count` is the number of dated or undated occurrences the findings counted (0: measured, not counted);
-    `weighed_count` leaves out the words layer's readings (the same vocabulary seen often is still only
-    vocabulary); `recovered` is how many occurrences were followed by a completed request; `holds_now` says the
-    evidence ends on this cause with nothing completing after it.
+    `count` is the occurrences the findings counted (0: measured, not counted); `weighed_count` leaves out the
+    words layer's readings (vocabulary seen often is still only vocabulary); `recovered` counts those followed by
+    a completed request; `holds_now`: the evidence ends on this cause with nothing completing after it.
     """
 
     cause: str

@@ -1,12 +1,10 @@
 """`capdoctor watch`, `capdoctor history` and `logs --into`: argument checks, sinks, signals, output.
 
-Contract: the glue between cli.py's thin commands and the watch package. Everything that can be wrong with
-the arguments — no target, an unusable history file, a metrics port that cannot be bound, a textfile folder
-that does not exist — is one `UsageError` line (exit 2) before the first request. `watch_command` prints one
-line per round on `out` and warnings and the closing line on `err`; SIGINT and SIGTERM stop it cleanly
-(exit 0): between rounds at once, during a round's probes by abandoning that round, during a round's
-recording after the write. Every line is scrubbed of secrets; the history document is redacted before it is
-printed. `sqlite3` and `prometheus_client` are imported here, never at CLI start-up.
+Contract: everything that can be wrong with the arguments (no target, an unusable history file, a metrics port
+that cannot be bound, a missing textfile folder) is one `UsageError` line (exit 2) before the first request.
+`watch_command` prints one line per round on `out`, warnings and the closing line on `err`; SIGINT and SIGTERM
+stop it cleanly (exit 0). Every line is scrubbed of secrets. `sqlite3` and `prometheus_client` are imported
+here, never at CLI start-up.
 """
 
 from __future__ import annotations

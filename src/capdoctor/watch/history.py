@@ -1,12 +1,10 @@
 """What the recorded rounds show over time: error rates by hour of day and by model, streaks, and a verdict.
 
-Contract: `analyse(rounds)` turns stored rounds (live watch rounds and imported log lines alike) into the
-scanner's own shapes — one `Event` per failed attempt, per-signature `SigStat`s — and hands them to the log
-scanner's pattern analysis (`logscan.patterns.analyse`: peak hours, one model vs every model, bursts,
-retries) and finding rules (`logscan.findings.build_findings`), then to the one `verdict.decide`. There is
-no second rule set here: the same errors weigh the same whether they were read from a log or seen live.
-Hours of day are local time (the `tz` passed in, else the machine's). `document(...)` lays the result out as
-`capdoctor/history-v1`. Pure: no I/O, no clock; redaction is the caller's, at the boundary.
+Contract: `analyse(rounds)` turns stored rounds (live and imported alike) into the scanner's own shapes (an
+`Event` per failed attempt, per-signature `SigStat`s) and hands them to the log scanner's pattern analysis and
+finding rules, then to the one `verdict.decide`: no second rule set, so the same errors weigh the same read from
+a log or seen live. Hours of day are local time (`tz`, else the machine's). `document(...)` lays the result out
+as `capdoctor/history-v1`. Pure; redaction is the caller's, at the boundary.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Prometheus metrics of the watch rounds, with `prometheus_client`: a `/metrics` server and textfiles.
 
 Contract: `Metrics.observe(round)` counts a finished round into its own registry (no process or platform
-collectors, no `_created` series: what a fleet scrapes is capdoctor's, the same on every OS):
-`capdoctor_probe_requests_total{provider,model,outcome,cause}`, `capdoctor_probe_latency_seconds{provider,
-model}` (histogram), `capdoctor_verdict{cause}` (1 for this round's verdict, 0 for every other),
-`capdoctor_quota_remaining{kind}` and `capdoctor_round_timestamp_seconds`. Every label value comes from a
-closed set or is checked against a name shape (`label_model`, `label_provider`, `label_kind`): a label never
-holds a key, a URL's credentials or free text. `serve` starts `/metrics` on a host and port; `write_textfile`
-writes node_exporter's textfile format atomically (prometheus_client writes a temporary file and renames it).
-It must not print.
+collectors, no `_created` series: what a fleet scrapes is capdoctor's, the same on every OS). Every label value
+comes from a closed set or is checked against a name shape (`label_model`, `label_provider`, `label_kind`), so a
+label never holds a key, a URL's credentials or free text. `serve` starts `/metrics`; `write_textfile` writes
+node_exporter's textfile format atomically. It must not print.
 """
 
 from __future__ import annotations
@@ -34,7 +30,6 @@ from capdoctor.watch.records import RoundRecord
 VERDICTS: tuple[str, ...] = (*(c.value for c in Cause), NONE, INCONCLUSIVE)
 """Every value `capdoctor_verdict{cause}` takes; all are exported each round (one at 1)."""
 
-OUTCOMES = ("ok", "error")
 CAUSES: frozenset[str] = frozenset(c.value for c in Cause)
 NO_CAUSE = "none"
 UNKNOWN = "unknown"

@@ -34,11 +34,9 @@ _KIND_RE = re.compile(r"[^a-z0-9]+")
 class AttemptRecord:
     """One request of a round (or one error line of a log): what was asked, what came back, when.
 
-    `at` is Unix seconds: for a live attempt, when the provider answered (the row's `time`, from the
-    response's Date header) where that lies within the round, else the round's start — rounds last seconds,
-    history works in hours, and a proxy's wrong clock must not move an attempt to another hour. `origin`
-    identifies an imported log line (`path|offset|time|signature`) so that importing the same log twice
-    adds nothing; live attempts have none.
+    `at` is Unix seconds: when the provider answered (its Date header) where that lies within the round, else
+    the round's start, so a proxy's wrong clock cannot move an attempt to another hour. `origin` identifies an
+    imported log line (`path|offset|time|signature`) so that importing the same log twice adds nothing.
     """
 
     at: float
@@ -55,28 +53,16 @@ class AttemptRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape in `history --json` (`origin` is bookkeeping and stays out)."""
-        return {
-            "at": self.at,
-            "model": self.model,
-            "role": self.role,
-            "ok": self.ok,
-            "status": self.status,
-            "kind": self.kind,
-            "signature": self.signature,
-            "cause": self.cause,
-            "latency_ms": self.latency_ms,
-            "request_id": self.request_id,
-        }
+        return {k: v for k, v in vars(self).items() if k != "origin"}
 
 
 @dataclass(frozen=True)
 class ExchangeRecord:
     """What `capdoctor proxy` keeps of one exchange beyond its attempt: never the prompt or the completion.
 
-    `client`/`client_version` come from the User-Agent; `request_ids` maps a header (`x-request-id`,
-    `request-id`, `cf-ray`) to its value; `ratelimit` holds the rate-limit and `retry-after` headers as sent;
-    `outcome` is how the body ended (`completed`, `error_event`, `cut`, `cancelled`, `upstream_failed`);
-    `bytes` what reached the client; `error_text` the provider's words for a failure, redacted and bounded.
+    `client`/`client_version` come from the User-Agent; `request_ids` and `ratelimit` hold those headers as
+    sent; `outcome` is how the body ended (`completed`, `error_event`, `cut`, `cancelled`, `upstream_failed`);
+    `error_text` is the provider's words for a failure, redacted and bounded.
     """
 
     method: str
@@ -95,21 +81,7 @@ class ExchangeRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of an exchange (the store keeps the mappings as JSON text)."""
-        return {
-            "method": self.method,
-            "path": self.path,
-            "upstream": self.upstream,
-            "client": self.client,
-            "client_version": self.client_version,
-            "stream": self.stream,
-            "outcome": self.outcome,
-            "bytes": self.bytes,
-            "ttfb_ms": self.ttfb_ms,
-            "total_ms": self.total_ms,
-            "request_ids": dict(self.request_ids),
-            "ratelimit": dict(self.ratelimit),
-            "error_text": self.error_text,
-        }
+        return vars(self) | {"request_ids": dict(self.request_ids), "ratelimit": dict(self.ratelimit)}
 
 
 @dataclass(frozen=True)
@@ -236,8 +208,7 @@ def round_of(
 def log_round(events: Sequence[Any], verdict: Verdict) -> tuple[RoundRecord | None, int]:
     """One `logs` round from scanner events with a time (None when none has one), and how many had none.
 
-    Each dated event becomes a failed attempt at its own time, keyed by where it was read (stdin excepted)
-    so that a second import of the same file adds nothing.
+    Each dated event becomes a failed attempt keyed by where it was read, so a second import adds nothing.
     """
     dated = [e for e in events if e.ts is not None]
     attempts = tuple(

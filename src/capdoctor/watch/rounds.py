@@ -1,13 +1,10 @@
 """The watch loop: every interval, one round of the cheap checks through the engine, recorded and counted.
 
 Contract: a round is `engine.diagnose` over `ROUND_CHECKS` (the models check within `ROUND_MAX_REQUESTS`
-requests — at most 16 output tokens each, so at most 200 a round — the status page, the quota headers and
-the network paths) under the round's own deadline (`RunRequest.timeout`). Its results become a
-`RoundRecord` that each sink receives in turn (the store first, then metrics, textfile, the terminal
-line). `watch` runs rounds until `count` is reached or `stop` is set; a round in flight is abandoned when the
-stop comes while it probes (its record would be partial), and finished when it comes while it is being
-recorded. The loop never prints; the caller's sinks do. A stop between rounds ends the wait within
-`POLL_S`.
+requests of at most 16 output tokens, the status page, the quota headers, the network paths) under its own
+deadline. Its `RoundRecord` goes to each sink in turn (the store first). `watch` runs rounds until `count` or
+`stop`; a stop while a round probes abandons it (its record would be partial), one while it is recorded lets
+it finish, and one between rounds ends the wait within `POLL_S`. The loop never prints; the sinks do.
 """
 
 from __future__ import annotations
@@ -115,8 +112,7 @@ def watch(
 ) -> int:
     """Run rounds every `interval_s` seconds until `count` rounds are recorded or a stop; returns the count.
 
-    Rounds start on a fixed schedule (a slow round shortens the wait after it; a round that overruns the
-    interval makes the next one start at once, never two at a time).
+    Rounds start on a fixed schedule: a round that overruns the interval makes the next start at once, never two.
     """
     req = round_request(request)
     done = 0

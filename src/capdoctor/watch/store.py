@@ -1,19 +1,15 @@
 """The history database: rounds and attempts in SQLite (stdlib `sqlite3`), crash-safe and shareable.
 
 Contract: `Store.open(path)` creates or opens a capdoctor history and refuses anything else with a
-`HistoryError` (a `UsageError`: one line, exit 2) — a file that is not SQLite or is damaged (`quick_check`),
-a SQLite file of another program (its `application_id` is not capdoctor's, or it holds other tables), or a
-history written by a newer capdoctor (`user_version` above what this one knows). `record` writes one round —
-the round row, its attempts, its quota, and the retention pruning — in ONE `BEGIN IMMEDIATE` transaction, so
-`kill -9` at any moment loses at most that round, and two watchers on one file take turns (WAL mode, a busy
-timeout) instead of corrupting it. Schema changes are `MIGRATIONS`: statements that take version N to N+1,
-applied in one transaction on open. It must not print, and it stores no secret (records carry none).
+`HistoryError` (a `UsageError`: exit 2): a damaged or non-SQLite file, another program's database (its
+`application_id`, or other tables), a history from a newer capdoctor (`user_version`). `record` writes one
+round (row, attempts, quota, retention pruning) in ONE `BEGIN IMMEDIATE` transaction, so `kill -9` loses at
+most that round, and two watchers on one file take turns (WAL, a busy timeout) instead of corrupting it.
+`MIGRATIONS` take version N to N+1 in one transaction on open. It must not print and stores no secret.
 
-Schema 2 adds what `capdoctor proxy` records into the same file: `rounds.kind` (`probe` for watch's own
-rounds, every older row included; `proxy` for one exchange of the user's traffic), `exchanges` (the proxy's
-facts about that exchange, one row per proxy round, deleted with it) and `snapshots` (how the network looked
-when a burst of failures came, pruned by the same retention). History reads proxy rounds as the live attempts
-they are; an older capdoctor refuses the file by its version instead of misreading it.
+Schema 2 adds `capdoctor proxy`'s records: `rounds.kind` (`probe` for watch's rounds, `proxy` for one exchange
+of the user's traffic), `exchanges` (the proxy's facts, one row per proxy round) and `snapshots` (the network
+when a burst of failures came, pruned by the same retention). An older capdoctor refuses the file by its version.
 """
 
 from __future__ import annotations
@@ -259,8 +255,7 @@ class Store:
     ) -> int:
         """Write `rnd` and prune what is older than the retention, in one transaction; returns attempts added.
 
-        Attempts with an `origin` already stored (a log line imported before) are skipped; a log round that
-        adds nothing leaves no round behind.
+        Attempts with an `origin` already stored are skipped; a log round that adds nothing leaves no round.
         """
         return self.record_many((rnd,), retention_days, now)
 

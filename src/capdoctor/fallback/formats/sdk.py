@@ -1,13 +1,11 @@
 """`--format openai-python` / `anthropic-python`: a short snippet — SDK client plus a fallback loop over the models.
 
-Contract: a self-contained Python file (runs as is, or is copied into the user's code) that builds the SDK
-client with `max_retries=0` and a timeout — the loop does the retrying, so an overloaded model is left at once
-instead of being retried in place — and `complete()`, which tries the models in pool order (the primary, then
-the alternatives that answered; a model that failed in the last minute goes last), and when every model failed
-with a retryable status or a connection error, sleeps with exponential backoff and full jitter, never less than
-the server's Retry-After, and goes round again. Other errors (bad request, bad key) are raised at once. The key
-is read from its variable; only the variable's name is in the file. The pool's values are written with `repr`,
-so the snippet is valid Python whatever the model names hold.
+Contract: a self-contained Python file that builds the SDK client with `max_retries=0` and a timeout (the loop
+does the retrying, so an overloaded model is left at once instead of retried in place) and `complete()`, which
+tries the models in pool order (one that failed in the last minute goes last) and, when every model failed
+retryably, sleeps with exponential backoff and full jitter, never less than Retry-After, and goes round again.
+Other errors are raised at once. Only the key variable's name is in the file; pool values are written with
+`repr`, so the snippet is valid Python whatever the model names hold.
 """
 
 from __future__ import annotations
